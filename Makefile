@@ -1,0 +1,44 @@
+# Dados: `make run` serves the app on SQLite, `make test` runs every check.
+PYTHON ?= python3.12
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+# Local serving runs with DEBUG on and a throwaway key; production sets its own.
+RUN_ENV := DEBUG=$${DEBUG:-true}
+TEST_ENV := DEBUG=false SECURE_SSL_REDIRECT=false SECRET_KEY=dados-test-only-secret-key-not-for-deployment-0123456789
+
+.PHONY: run test lint format migrate venv clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=25.1"
+	$(BIN)/python -m pip install --quiet -e . --group dev
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+migrate: $(STAMP)
+	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput
+
+run: migrate
+	$(RUN_ENV) $(BIN)/python manage.py bootstrap_admin
+	$(RUN_ENV) $(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+test: $(STAMP) lint
+	$(TEST_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
+	$(TEST_ENV) $(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	$(TEST_ENV) $(BIN)/pytest
+
+clean:
+	rm -rf $(VENV) staticfiles .pytest_cache .ruff_cache .hypothesis

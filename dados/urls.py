@@ -1,0 +1,12 @@
+from django.contrib import admin
+from django.urls import include, path
+
+admin.site.site_header = "Dados — administración"
+admin.site.site_title = "Dados"
+admin.site.index_title = "Jugadores y tarjetas"
+
+urlpatterns = [
+    path("", include("accounts.urls")),
+    path("", include("scorecards.urls")),
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ScorecardsConfig(AppConfig):
+    name = "scorecards"
+    verbose_name = "Tarjetas de puntos"

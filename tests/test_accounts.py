@@ -1,0 +1,156 @@
+import pytest
+from django.contrib.auth import SESSION_KEY, get_user_model
+from django.core.management import call_command
+from django.urls import reverse
+
+from tests.factories import PASSWORD, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_ui_shows_the_display_name_not_the_username(alice_client):
+    response = alice_client.get(reverse("home"))
+    assert response.status_code == 200
+    assert "Ana" in response.text
+    assert "Cerrar sesión" in response.text
+    assert ">ana<" not in response.text
+
+
+def test_a_player_without_display_name_is_shown_by_username():
+    assert str(UserFactory(username="pepe", display_name="")) == "pepe"
+
+
+def test_home_requires_log_in(client):
+    response = client.get(reverse("home"))
+    assert response.status_code == 302
+    assert response.url.startswith(reverse("login"))
+
+
+def test_the_login_page_is_in_spanish(client):
+    response = client.get(reverse("login"))
+    assert response.status_code == 200
+    assert '<html lang="es">' in response.text
+    assert "Nombre de usuario" in response.text
+    assert "Contraseña" in response.text
+    assert "width=device-width" in response.text
+
+
+def test_it_logs_in_and_changes_the_session_key(client, alice):
+    client.get(reverse("login"))
+    before = client.session.session_key
+    response = client.post(reverse("login"), {"username": "ana", "password": PASSWORD})
+    assert response.status_code == 302
+    assert response.url == reverse("home")
+    assert client.session[SESSION_KEY] == str(alice.pk)
+    assert client.session.session_key != before
+
+
+def test_a_wrong_password_gets_a_spanish_message(client, alice):
+    response = client.post(reverse("login"), {"username": "ana", "password": "nope"})
+    assert response.status_code == 200
+    assert "Por favor, introduzca un nombre de usuario y clave correctos" in response.text
+    assert SESSION_KEY not in client.session
+
+
+def test_an_inactive_player_cannot_log_in(client):
+    UserFactory(username="ido", is_active=False)
+    response = client.post(reverse("login"), {"username": "ido", "password": PASSWORD})
+    assert response.status_code == 200
+    assert SESSION_KEY not in client.session
+
+
+def test_log_out_ends_the_session_on_the_server(alice_client):
+    from django.contrib.sessions.models import Session
+
+    key = alice_client.session.session_key
+    response = alice_client.post(reverse("logout"))
+    assert response.status_code == 302
+    assert response.url == reverse("login")
+    assert not Session.objects.filter(session_key=key).exists()
+    assert alice_client.get(reverse("home")).status_code == 302
+
+
+def test_log_out_rejects_get(alice_client):
+    assert alice_client.get(reverse("logout")).status_code == 405
+
+
+def test_password_change_works(alice_client, alice):
+    response = alice_client.post(
+        reverse("password_change"),
+        {
+            "old_password": PASSWORD,
+            "new_password1": "otra-clave-bien-larga-42",
+            "new_password2": "otra-clave-bien-larga-42",
+        },
+    )
+    assert response.status_code == 302
+    alice.refresh_from_db()
+    assert alice.check_password("otra-clave-bien-larga-42")
+
+
+def test_password_change_with_a_wrong_old_password_changes_nothing(alice_client, alice):
+    response = alice_client.post(
+        reverse("password_change"),
+        {"old_password": "mal", "new_password1": "x-y-z-1234567", "new_password2": "x-y-z-1234567"},
+    )
+    assert response.status_code == 200
+    assert "contraseña antigua" in response.text.lower()
+    alice.refresh_from_db()
+    assert alice.check_password(PASSWORD)
+
+
+def test_there_is_no_sign_up_page(client):
+    assert client.get("/registro/").status_code == 404
+
+
+def test_bootstrap_admin_creates_one_admin_with_a_random_password(capsys):
+    call_command("bootstrap_admin")
+    out = capsys.readouterr().out
+    password = out.split("contraseña:")[1].split()[0]
+    admin = get_user_model().objects.get(username="admin")
+    assert admin.is_superuser
+    assert admin.is_staff
+    assert admin.check_password(password)
+    assert len(password) >= 12
+
+    call_command("bootstrap_admin")
+    assert capsys.readouterr().out == ""
+    assert get_user_model().objects.count() == 1
+
+
+def test_bootstrap_admin_passwords_differ_between_databases(capsys):
+    call_command("bootstrap_admin")
+    first = capsys.readouterr().out.split("contraseña:")[1].split()[0]
+    get_user_model().objects.all().delete()
+    call_command("bootstrap_admin")
+    second = capsys.readouterr().out.split("contraseña:")[1].split()[0]
+    assert first != second
+
+
+def test_the_django_admin_registers_players(admin_client):
+    response = admin_client.post(
+        reverse("admin:accounts_user_add"),
+        {
+            "username": "luis",
+            "display_name": "Luis",
+            "password1": "clave-de-luis-2026",
+            "password2": "clave-de-luis-2026",
+            "usable_password": "true",
+        },
+    )
+    assert response.status_code == 302, response.text[:2000]
+    assert get_user_model().objects.get(username="luis").display_name == "Luis"
+
+
+def test_every_page_loads_htmx_without_a_cdn_and_under_a_nonce_csp(alice_client):
+    response = alice_client.get(reverse("home"))
+    csp = response.headers["Content-Security-Policy"]
+    assert "script-src 'self' 'nonce-" in csp
+    assert "unsafe-eval" not in csp
+    assert "unsafe-inline" not in csp
+    nonce = csp.split("'nonce-")[1].split("'")[0]
+    assert f'nonce="{nonce}"' in response.text
+    assert '<script src="/static/django_htmx/htmx-2.min.' in response.text
+    assert "unpkg" not in response.text
+    assert "hx-on" not in response.text
+    assert '"X-CSRFToken"' in response.text
