@@ -1,0 +1,303 @@
+"""Yahtzee rules for Dados: scoring, totals, card consistency and the forced joker.
+
+Pure standard-library Python, so the rules can be used and tested without Django.
+"""
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+__all__ = [
+    "LABELS",
+    "LOWER",
+    "UPPER",
+    "Category",
+    "Totals",
+    "allowed_scores",
+    "card_problems",
+    "joker_boxes",
+    "joker_score",
+    "positions",
+    "score",
+    "totals",
+]
+
+
+class Category(StrEnum):
+    """A box on the scorecard, in card order."""
+
+    ONES = "ones"
+    TWOS = "twos"
+    THREES = "threes"
+    FOURS = "fours"
+    FIVES = "fives"
+    SIXES = "sixes"
+    THREE_OF_A_KIND = "three_of_a_kind"
+    FOUR_OF_A_KIND = "four_of_a_kind"
+    FULL_HOUSE = "full_house"
+    SMALL_STRAIGHT = "small_straight"
+    LARGE_STRAIGHT = "large_straight"
+    YAHTZEE = "yahtzee"
+    CHANCE = "chance"
+
+    @property
+    def label(self) -> str:
+        """Spanish name shown in the UI."""
+        return LABELS[self]
+
+    @property
+    def face(self) -> int | None:
+        """Die face an upper box counts (ones is 1 ... sixes is 6); None for lower boxes."""
+        return _FACE_OF.get(self)
+
+
+LABELS: dict[Category, str] = {
+    Category.ONES: "Unos",
+    Category.TWOS: "Doses",
+    Category.THREES: "Treses",
+    Category.FOURS: "Cuatros",
+    Category.FIVES: "Cincos",
+    Category.SIXES: "Seises",
+    Category.THREE_OF_A_KIND: "Trío",
+    Category.FOUR_OF_A_KIND: "Póquer",
+    Category.FULL_HOUSE: "Full",
+    Category.SMALL_STRAIGHT: "Escalera pequeña",
+    Category.LARGE_STRAIGHT: "Escalera grande",
+    Category.YAHTZEE: "Yahtzee",
+    Category.CHANCE: "Libre (Chance)",
+}
+
+UPPER: tuple[Category, ...] = (
+    Category.ONES,
+    Category.TWOS,
+    Category.THREES,
+    Category.FOURS,
+    Category.FIVES,
+    Category.SIXES,
+)
+LOWER: tuple[Category, ...] = (
+    Category.THREE_OF_A_KIND,
+    Category.FOUR_OF_A_KIND,
+    Category.FULL_HOUSE,
+    Category.SMALL_STRAIGHT,
+    Category.LARGE_STRAIGHT,
+    Category.YAHTZEE,
+    Category.CHANCE,
+)
+
+_FACE_OF = {category: face for face, category in enumerate(UPPER, start=1)}
+
+_UPPER_BONUS = 35
+_UPPER_BONUS_THRESHOLD = 63
+_YAHTZEE_BONUS = 100
+# Each extra Yahtzee must be placed in another box, and there are only 12 of them.
+_MAX_YAHTZEE_BONUSES = len(Category) - 1
+
+_SMALL_RUNS = (frozenset({1, 2, 3, 4}), frozenset({2, 3, 4, 5}), frozenset({3, 4, 5, 6}))
+_LARGE_RUNS = (frozenset({1, 2, 3, 4, 5}), frozenset({2, 3, 4, 5, 6}))
+
+_SUMS = frozenset(range(5, 31))
+_ALLOWED: dict[Category, frozenset[int]] = {
+    **{c: frozenset(c.face * n for n in range(6)) for c in UPPER},
+    Category.THREE_OF_A_KIND: _SUMS | {0},
+    Category.FOUR_OF_A_KIND: _SUMS | {0},
+    Category.FULL_HOUSE: frozenset({0, 25}),
+    Category.SMALL_STRAIGHT: frozenset({0, 30}),
+    Category.LARGE_STRAIGHT: frozenset({0, 40}),
+    Category.YAHTZEE: frozenset({0, 50}),
+    # Any roll qualifies for Chance, so it can never be scratched.
+    Category.CHANCE: _SUMS,
+}
+
+
+def _is_int(value: object) -> bool:
+    """True for real ints; bool is an int subclass but never a die or a score."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _roll(dice: Iterable[int]) -> tuple[int, ...]:
+    """Return the dice as a tuple, or raise ValueError unless they are five ints from 1 to 6."""
+    try:
+        roll = tuple(dice)
+    except TypeError:
+        roll = None
+    if roll is None or len(roll) != 5 or not all(_is_int(d) and 1 <= d <= 6 for d in roll):
+        raise ValueError(f"Una tirada son cinco dados con valores del 1 al 6, no {dice!r}.")
+    return roll
+
+
+def _face(face: int) -> int:
+    """Return face, or raise ValueError unless it is an int from 1 to 6."""
+    if not (_is_int(face) and 1 <= face <= 6):
+        raise ValueError(f"Un dado muestra un valor del 1 al 6, no {face!r}.")
+    return face
+
+
+def _card(scores: Mapping[Category | str, int | None]) -> dict[Category, int | None]:
+    """Every box of the card keyed by Category, with None for blank or missing boxes."""
+    card: dict[Category, int | None] = dict.fromkeys(Category)
+    for key, value in scores.items():
+        category = Category(key)
+        if value is not None and not _is_int(value):
+            raise ValueError(f"{category.label}: la puntuación debe ser un entero, no {value!r}.")
+        card[category] = value
+    return card
+
+
+def _bonus_count(yahtzee_bonuses: int) -> int:
+    """Return the bonus count, or raise ValueError unless it is an int."""
+    if not _is_int(yahtzee_bonuses):
+        raise ValueError(
+            f"El número de bonos de Yahtzee debe ser un entero, no {yahtzee_bonuses!r}."
+        )
+    return yahtzee_bonuses
+
+
+def score(dice: Iterable[int], category: Category | str, *, joker: bool = False) -> int:
+    """Points five dice score in a box; joker lets a five of a kind fill Full and straights."""
+    roll = _roll(dice)
+    category = Category(category)
+    counts = Counter(roll)
+    faces = set(counts)
+    most = max(counts.values())
+    wild = joker and most == 5
+
+    if category.face is not None:
+        return category.face * counts[category.face]
+    match category:
+        case Category.THREE_OF_A_KIND:
+            return sum(roll) if most >= 3 else 0
+        case Category.FOUR_OF_A_KIND:
+            return sum(roll) if most >= 4 else 0
+        case Category.FULL_HOUSE:
+            return 25 if wild or sorted(counts.values()) == [2, 3] else 0
+        case Category.SMALL_STRAIGHT:
+            return 30 if wild or any(run <= faces for run in _SMALL_RUNS) else 0
+        case Category.LARGE_STRAIGHT:
+            return 40 if wild or faces in _LARGE_RUNS else 0
+        case Category.YAHTZEE:
+            return 50 if most == 5 else 0
+        case _:
+            return sum(roll)
+
+
+def joker_score(face: int, category: Category | str) -> int:
+    """Points an extra five of a kind of face scores in a box under the joker rule."""
+    return score((_face(face),) * 5, category, joker=True)
+
+
+# What a joker leaves in each box: 5 x face in its own upper box, 0 in another upper box,
+# the dice sum in Trío, Póquer and Chance, and the fixed prize in Full and the straights.
+_JOKER_VALUES: dict[Category, frozenset[int]] = {
+    c: frozenset(joker_score(f, c) for f in range(1, 7)) for c in Category if c != Category.YAHTZEE
+}
+
+
+def allowed_scores(category: Category | str) -> frozenset[int]:
+    """Every value a real roll can leave in a box, joker values and scratches included."""
+    return _ALLOWED[Category(category)]
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """The sums at the foot of a card."""
+
+    upper: int
+    upper_bonus: int
+    lower: int
+    yahtzee_bonus: int
+    total: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        # Derived here so a Totals can never disagree with its own parts.
+        object.__setattr__(
+            self, "total", self.upper + self.upper_bonus + self.lower + self.yahtzee_bonus
+        )
+
+
+def totals(scores: Mapping[Category | str, int | None], yahtzee_bonuses: int = 0) -> Totals:
+    """Section sums and bonuses of a card; blank boxes count as 0."""
+    card = _card(scores)
+    if _bonus_count(yahtzee_bonuses) < 0:
+        raise ValueError("El número de bonos de Yahtzee no puede ser negativo.")
+    upper = sum(card[c] or 0 for c in UPPER)
+    return Totals(
+        upper=upper,
+        upper_bonus=_UPPER_BONUS if upper >= _UPPER_BONUS_THRESHOLD else 0,
+        lower=sum(card[c] or 0 for c in LOWER),
+        yahtzee_bonus=_YAHTZEE_BONUS * yahtzee_bonuses,
+    )
+
+
+def _bonos(n: int) -> str:
+    """Spanish phrase for n Yahtzee bonuses."""
+    return f"{n} bono de Yahtzee" if n == 1 else f"{n} bonos de Yahtzee"
+
+
+def _joker_capacity(n: int) -> str:
+    """Spanish phrase for n filled boxes able to hold a joker."""
+    if n == 0:
+        return "ninguna casilla anotada admite un comodín"
+    if n == 1:
+        return "solo 1 casilla anotada admite un comodín"
+    return f"solo {n} casillas anotadas admiten un comodín"
+
+
+def card_problems(
+    scores: Mapping[Category | str, int | None], yahtzee_bonuses: int = 0
+) -> list[str]:
+    """Spanish reasons why a card could not come from legal play; empty when consistent."""
+    card = _card(scores)
+    bonuses = _bonus_count(yahtzee_bonuses)
+    problems = [
+        f"{category.label}: {value} no es una puntuación posible."
+        for category, value in card.items()
+        if value is not None and value not in _ALLOWED[category]
+    ]
+    if bonuses < 0:
+        problems.append("El número de bonos de Yahtzee no puede ser negativo.")
+    if bonuses > 0 and card[Category.YAHTZEE] != 50:
+        problems.append(f"Yahtzee: hay {_bonos(bonuses)}, pero la casilla Yahtzee no tiene 50.")
+    # Every bonus is an extra Yahtzee that had to be placed, as a joker, in another box.
+    joker_filled = sum(
+        1
+        for category, value in card.items()
+        if category != Category.YAHTZEE and value in _JOKER_VALUES[category]
+    )
+    if bonuses > _MAX_YAHTZEE_BONUSES:
+        problems.append(
+            f"Hay {_bonos(bonuses)}; como mucho puede haber {_MAX_YAHTZEE_BONUSES}, "
+            "uno por cada otra casilla."
+        )
+    elif bonuses > joker_filled:
+        problems.append(f"Hay {_bonos(bonuses)}, pero {_joker_capacity(joker_filled)}.")
+    return problems
+
+
+def joker_boxes(face: int, scores: Mapping[Category | str, int | None]) -> frozenset[Category]:
+    """Free boxes an extra five of a kind of face may take under the forced joker rule.
+
+    The own upper box comes first, then any free lower box, then any free upper box.
+    Raises ValueError while the Yahtzee box is blank: the roll is then an ordinary
+    Yahtzee and may go in any box.
+    """
+    own = UPPER[_face(face) - 1]
+    card = _card(scores)
+    if card[Category.YAHTZEE] is None:
+        raise ValueError("El comodín solo se aplica con la casilla Yahtzee ya anotada.")
+    free = {category for category, value in card.items() if value is None}
+    for tier in ((own,), LOWER, UPPER):
+        if choices := free.intersection(tier):
+            return frozenset(choices)
+    return frozenset()
+
+
+def positions(totals: Iterable[int]) -> list[int]:
+    """1-based places in input order; ties share a place and the next place is skipped."""
+    totals = list(totals)
+    # Equal totals keep the first place their value reaches in descending order.
+    place: dict[int, int] = {}
+    for index, total in enumerate(sorted(totals, reverse=True), start=1):
+        place.setdefault(total, index)
+    return [place[total] for total in totals]
