@@ -82,6 +82,8 @@ def sqlite_database(path: Path) -> dict:
     return {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": path,
+        # A file, not memory: tests then run with WAL, locking and triggers as served.
+        "TEST": {"NAME": path.with_name(f"test_{path.name}")},
         "OPTIONS": {
             # IMMEDIATE takes the write lock when a transaction starts, so two
             # read-then-write requests queue on busy_timeout instead of failing

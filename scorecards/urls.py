@@ -4,5 +4,13 @@ from scorecards import views
 
 urlpatterns = [
     path("tarjetas/nueva/", views.scorecard_new, name="scorecard_new"),
+    path("tarjetas/nueva/orden/", views.scorecard_order, name="scorecard_order"),
+    path("tarjetas/crear/", views.scorecard_create, name="scorecard_create"),
+    path("tarjetas/<int:pk>/", views.scorecard_detail, name="scorecard"),
+    path("tarjetas/<int:pk>/casilla/<int:seat_id>/<str:box>/", views.box, name="box"),
+    path("tarjetas/<int:pk>/yahtzee-extra/<int:seat_id>/", views.joker, name="joker"),
+    path("tarjetas/<int:pk>/deshacer/", views.undo, name="undo"),
+    path("tarjetas/<int:pk>/finalizar/", views.finalize, name="finalize"),
+    path("tarjetas/<int:pk>/descartar/", views.discard, name="discard"),
     path("historial/", views.history, name="history"),
 ]

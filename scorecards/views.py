@@ -1,12 +1,399 @@
+from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+from django.core.exceptions import PermissionDenied
+from django.db.models import Prefetch, Q
+from django.http import Http404, HttpResponseNotAllowed
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from scorecards import rules, services
+from scorecards.models import BONUS, ChangeItem, Scorecard, Seat
+from scorecards.rules import Category
+from scorecards.services import Refused
+
+RECENT_CHANGES = 5
+
+
+def _card(request, pk, *, edit=False) -> Scorecard:
+    """The card if this user may see it (404 otherwise); 403 when edit is asked but not allowed."""
+    scorecard = get_object_or_404(
+        Scorecard.objects.visible_to(request.user).select_related("organizer"), pk=pk
+    )
+    if edit and not scorecard.can_edit(request.user):
+        if scorecard.is_finalized:
+            raise Refused(str(services.FinalizedError.message), status=409)
+        raise PermissionDenied
+    return scorecard
+
+
+def _sheet_context(scorecard, user) -> dict:
+    """Everything the card template needs, in a fixed number of queries."""
+    seats = list(scorecard.seats.select_related("player"))
+    totals = [seat.totals for seat in seats]
+    places = (
+        [seat.place for seat in seats]
+        if scorecard.is_finalized
+        else rules.positions([t.total for t in totals])
+    )
+    columns = [
+        {"seat": seat, "totals": t, "place": place, "missing": max(0, 63 - t.upper)}
+        for seat, t, place in zip(seats, totals, places, strict=True)
+    ]
+    base = reverse("scorecard", args=[scorecard.pk])
+    # Cell links are concatenated here: a {% url %} per cell is the slowest part of the page.
+    rows = [
+        {
+            "box": c.value,
+            "label": c.label,
+            "cells": [
+                {
+                    "seat": seat,
+                    "value": getattr(seat, c),
+                    "url": f"{base}casilla/{seat.pk}/{c.value}/",
+                }
+                for seat in seats
+            ],
+        }
+        for c in Category
+    ]
+    changes = list(
+        scorecard.changes.select_related("author")
+        .prefetch_related(
+            Prefetch("items", queryset=ChangeItem.objects.select_related("seat__player"))
+        )
+        .order_by("-pk")[:RECENT_CHANGES]
+    )
+    return {
+        "scorecard": scorecard,
+        "columns": columns,
+        "upper_rows": rows[:6],
+        "lower_rows": rows[6:],
+        "changes": changes,
+        "can_edit": scorecard.can_edit(user),
+        "problems": [(seat, seat.problems) for seat in seats if seat.problems],
+        "bonus_box": BONUS,
+        "base": base,
+    }
+
+
+def _refused(request, scorecard_pk, refused: Refused):
+    """Answer a refused write: the message in the card fragment, or back on the page."""
+    if request.htmx:
+        scorecard = get_object_or_404(Scorecard, pk=scorecard_pk)
+        context = _sheet_context(scorecard, request.user) | {"error": refused.message}
+        return render(request, "scorecards/card.html#sheet", context, status=refused.status)
+    messages.error(request, refused.message)
+    return redirect("scorecard", pk=scorecard_pk)
+
+
+def _saved(request, scorecard):
+    if request.htmx:
+        return render(
+            request, "scorecards/card.html#sheet", _sheet_context(scorecard, request.user)
+        )
+    return redirect("scorecard", pk=scorecard.pk)
 
 
 @login_required
 def scorecard_new(request):
-    return render(request, "scorecards/placeholder.html", {"title": "Tarjeta de puntos"})
+    """«Tarjeta de puntos»: choose the registered players present."""
+    User = get_user_model()
+    query = request.GET.get("q", "").strip()[:60]
+    chosen_ids = _ids(request.GET.getlist("p"))
+    players = User.objects.filter(is_active=True).order_by("display_name", "username")
+    if query:
+        players = players.filter(display_name__icontains=query) | players.filter(
+            username__icontains=query
+        )
+    return render(
+        request,
+        "scorecards/new.html",
+        {"players": players[:100], "query": query, "chosen_ids": chosen_ids},
+    )
+
+
+def _ids(raw_values) -> list[int]:
+    """Distinct positive ints from a list of strings, in order; junk is dropped."""
+    ids = []
+    for raw in raw_values:
+        if raw.isascii() and raw.isdigit() and 0 < int(raw) < 2**31 and int(raw) not in ids:
+            ids.append(int(raw))
+    return ids
 
 
 @login_required
+@require_GET
+def scorecard_order(request):
+    """Set the seating order, and optionally «¿Quién empieza?», before creating the card."""
+    User = get_user_model()
+    ids = _ids(request.GET.getlist("p"))
+    found = User.objects.filter(is_active=True).in_bulk(ids)
+    players = [found[i] for i in ids if i in found]
+    if not players:
+        messages.error(request, "Elige al menos un jugador.")
+        return redirect("scorecard_new")
+    if len(players) > services.MAX_PLAYERS:
+        messages.error(request, f"Como mucho {services.MAX_PLAYERS} jugadores por tarjeta.")
+        return redirect(reverse("scorecard_new") + "?" + _query(ids))
+    ids = [p.pk for p in players]
+    raw_rounds = request.GET.getlist("s")
+    if "t" in request.GET:
+        raw_rounds.append(",".join(request.GET.getlist("t")))
+    rounds, starter, error = _who_starts(raw_rounds, len(players))
+    if starter is not None:
+        players = players[starter:] + players[:starter]
+        ids = [p.pk for p in players]
+    moves = [
+        {
+            "player": p,
+            "up": _query(_swap(ids, i, i - 1)) if i > 0 else None,
+            "down": _query(_swap(ids, i, i + 1)) if i < len(ids) - 1 else None,
+        }
+        for i, p in enumerate(players)
+    ]
+    return render(
+        request,
+        "scorecards/order.html",
+        {
+            "moves": moves,
+            "players": players,
+            "ids": ids,
+            "query": _query(ids),
+            "rounds": rounds,
+            "starter": players[0] if starter is not None else None,
+            "tied": _tied(rounds, players) if starter is None and rounds else [],
+            "error": error,
+        },
+    )
+
+
+def _query(ids) -> str:
+    return "&".join(f"p={i}" for i in ids)
+
+
+def _swap(ids, a, b):
+    ids = list(ids)
+    ids[a], ids[b] = ids[b], ids[a]
+    return ids
+
+
+def _who_starts(raw_rounds, n):
+    """Parse «¿Quién empieza?» rounds: each 's' is one round of comma-separated sums.
+
+    Round one has a sum per player; each later round has a sum per player still tied.
+    Returns (rounds, index of the starter or None, error message or None).
+    """
+    rounds = []
+    contenders = list(range(n))
+    for raw in raw_rounds[:20]:
+        sums = [part.strip() for part in raw.split(",")]
+        if len(sums) != len(contenders) or not all(
+            s.isascii() and s.isdigit() and 5 <= int(s) <= 30 for s in sums
+        ):
+            return rounds, None, "Cada suma de cinco dados está entre 5 y 30."
+        round_sums = dict(zip(contenders, (int(s) for s in sums), strict=True))
+        rounds.append(round_sums)
+        best = max(round_sums.values())
+        contenders = [i for i, s in round_sums.items() if s == best]
+        if len(contenders) == 1:
+            return rounds, contenders[0], None
+    return rounds, None, None
+
+
+def _tied(rounds, players):
+    last = rounds[-1]
+    best = max(last.values())
+    return [players[i] for i, s in last.items() if s == best]
+
+
+@login_required
+@require_POST
+def scorecard_create(request):
+    User = get_user_model()
+    ids = _ids(request.POST.getlist("p"))
+    found = User.objects.in_bulk(ids)
+    try:
+        if len(found) != len(ids) or len(ids) != len(request.POST.getlist("p")):
+            raise Refused("La lista de jugadores no es válida.")
+        scorecard = services.scorecard_create(
+            organizer=request.user, players=[found[i] for i in ids]
+        )
+    except Refused as refused:
+        messages.error(request, refused.message)
+        return redirect("scorecard_new")
+    if request.htmx:
+        return HttpResponseClientRedirect(reverse("scorecard", args=[scorecard.pk]))
+    return redirect("scorecard", pk=scorecard.pk)
+
+
+@login_required
+@require_GET
+def scorecard_detail(request, pk):
+    scorecard = _card(request, pk)
+    context = _sheet_context(scorecard, request.user)
+    if request.htmx:
+        return render(request, "scorecards/card.html#sheet", context)
+    return render(request, "scorecards/card.html", context)
+
+
+@login_required
+def box(request, pk, seat_id, box):
+    """The picker for one box (GET) and the write (POST)."""
+    try:
+        scorecard = _card(request, pk, edit=True)
+        if request.method == "POST":
+            services.box_write(
+                scorecard_id=scorecard.pk,
+                seat_id=seat_id,
+                box=box,
+                value=request.POST.get("value"),
+                was=request.POST.get("was"),
+                author=request.user,
+            )
+            return _saved(request, scorecard)
+        if request.method != "GET":
+            return _not_allowed()
+        if box not in services.BOXES:
+            raise Http404
+        seat = get_object_or_404(scorecard.seats.select_related("player"), pk=seat_id)
+    except Refused as refused:
+        return _refused(request, pk, refused)
+    dice = _dice(request.GET.get("dados", ""))
+    proposed = rules.score(dice, box) if len(dice) == 5 and box != BONUS else None
+    current = getattr(seat, box)
+    context = {
+        "scorecard": scorecard,
+        "seat": seat,
+        "box": box,
+        "label": services.box_label(box),
+        "current": current,
+        "values": [v for v in services.allowed_values(box) if v != 0 or box == BONUS],
+        "can_scratch": box not in (Category.CHANCE, BONUS),
+        "dice": dice,
+        "dice_text": "".join(str(d) for d in dice),
+        "faces": range(1, 7),
+        "proposed": proposed,
+        "with_dice": box != BONUS,
+    }
+    template = "scorecards/picker.html#picker" if request.htmx else "scorecards/picker.html"
+    return render(request, template, context)
+
+
+def _dice(raw: str) -> list[int]:
+    return [int(c) for c in raw[:5] if c in "123456"]
+
+
+def _not_allowed():
+    return HttpResponseNotAllowed(["GET", "POST"])
+
+
+@login_required
+def joker(request, pk, seat_id):
+    """«Yahtzee extra»: the face, then only the boxes the joker order allows."""
+    try:
+        scorecard = _card(request, pk, edit=True)
+        if request.method == "POST":
+            services.joker_write(
+                scorecard_id=scorecard.pk,
+                seat_id=seat_id,
+                face=request.POST.get("face"),
+                box=request.POST.get("box"),
+                author=request.user,
+            )
+            return _saved(request, scorecard)
+        if request.method != "GET":
+            return _not_allowed()
+        seat = get_object_or_404(scorecard.seats.select_related("player"), pk=seat_id)
+    except Refused as refused:
+        return _refused(request, pk, refused)
+    face = _dice(request.GET.get("cara", ""))[:1]
+    face = face[0] if face else None
+    choices = []
+    if face is not None and seat.yahtzee is not None:
+        choices = [
+            {"box": c.value, "label": c.label, "score": rules.joker_score(face, c)}
+            for c in Category
+            if c in rules.joker_boxes(face, seat.scores)
+        ]
+    context = {
+        "scorecard": scorecard,
+        "seat": seat,
+        "face": face,
+        "faces": range(1, 7),
+        "choices": choices,
+        "bonus": seat.yahtzee == 50,
+    }
+    template = "scorecards/joker.html#picker" if request.htmx else "scorecards/joker.html"
+    return render(request, template, context)
+
+
+@login_required
+@require_POST
+def undo(request, pk):
+    try:
+        scorecard = _card(request, pk, edit=True)
+        services.change_undo(scorecard_id=scorecard.pk, author=request.user)
+    except Refused as refused:
+        return _refused(request, pk, refused)
+    return _saved(request, scorecard)
+
+
+@login_required
+@require_POST
+def finalize(request, pk):
+    try:
+        scorecard = _card(request, pk, edit=True)
+        services.scorecard_finalize(scorecard_id=scorecard.pk)
+    except Refused as refused:
+        return _refused(request, pk, refused)
+    messages.success(request, "Resultados guardados. La partida ya está en el historial.")
+    if request.htmx:
+        return HttpResponseClientRedirect(reverse("scorecard", args=[pk]))
+    return redirect("scorecard", pk=pk)
+
+
+@login_required
+def discard(request, pk):
+    """Discard a card in progress, after confirming."""
+    try:
+        scorecard = _card(request, pk, edit=True)
+        if request.method == "POST":
+            services.scorecard_discard(scorecard_id=scorecard.pk)
+            messages.success(request, "Tarjeta descartada.")
+            return redirect("home")
+    except Refused as refused:
+        return _refused(request, pk, refused)
+    if request.method != "GET":
+        return _not_allowed()
+    return render(request, "scorecards/discard.html", {"scorecard": scorecard})
+
+
+@login_required
+@require_GET
 def history(request):
-    return render(request, "scorecards/placeholder.html", {"title": "Historial"})
+    """«Historial»: the finalized games I played, newest first."""
+    seats = (
+        Seat.objects.filter(player=request.user, scorecard__finalized_at__isnull=False)
+        .select_related("scorecard")
+        .order_by("-scorecard__finalized_at")
+    )[:200]
+    games = list(seats)
+    cards = {
+        card.pk: card
+        for card in Scorecard.objects.filter(
+            pk__in=[g.scorecard_id for g in games]
+        ).prefetch_related(
+            Prefetch("seats", queryset=Seat.objects.select_related("player").order_by("place"))
+        )
+    }
+    rows = [{"mine": g, "scorecard": cards[g.scorecard_id]} for g in games]
+    in_progress = (
+        Scorecard.objects.in_progress()
+        .filter(Q(organizer=request.user) | Q(seats__player=request.user))
+        .distinct()
+        .order_by("-created_at")[:20]
+    )
+    return render(request, "scorecards/history.html", {"rows": rows, "in_progress": in_progress})

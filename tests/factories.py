@@ -18,3 +18,40 @@ class UserFactory(factory.django.DjangoModelFactory):
     def _save(obj, create, extracted, **kwargs):
         if create:
             obj.save()
+
+
+def full_card(**overrides):
+    """A consistent, complete column: 63 above (bonus), every box used."""
+    scores = {
+        "ones": 3,
+        "twos": 6,
+        "threes": 9,
+        "fours": 12,
+        "fives": 15,
+        "sixes": 18,
+        "three_of_a_kind": 20,
+        "four_of_a_kind": 0,
+        "full_house": 25,
+        "small_straight": 30,
+        "large_straight": 0,
+        "yahtzee": 50,
+        "chance": 22,
+    }
+    scores.update(overrides)
+    return scores
+
+
+def make_scorecard(organizer=None, players=(), n=2):
+    from scorecards.services import scorecard_create
+
+    organizer = organizer or UserFactory()
+    players = list(players) or [UserFactory() for _ in range(n)]
+    return scorecard_create(organizer=organizer, players=players)
+
+
+def fill(scorecard, **per_seat):
+    """Write boxes directly (no change log) for arranging tests."""
+    for seat in scorecard.seats.all():
+        for box, value in full_card(**per_seat).items():
+            setattr(seat, box, value)
+        seat.save()

@@ -1,0 +1,214 @@
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+from scorecards import rules
+from scorecards.rules import Category
+
+# The bonus count line is edited like a box; it is not a rules.Category.
+BONUS = "yahtzee_bonuses"
+MAX_BONUSES = 12
+
+
+class FinalizedError(Exception):
+    """A finalized scorecard was about to change."""
+
+    message = _("Esta tarjeta ya está finalizada y no puede cambiar.")
+
+
+class ScorecardQuerySet(models.QuerySet):
+    def visible_to(self, user):
+        """Cards a user may see: their own as organizer or player; all of them for staff."""
+        if user.is_staff:
+            return self
+        return self.filter(Q(organizer=user) | Q(seats__player=user)).distinct()
+
+    def in_progress(self):
+        return self.filter(finalized_at__isnull=True)
+
+    def finalized(self):
+        return self.filter(finalized_at__isnull=False)
+
+
+class Scorecard(models.Model):
+    """One game at a table, entered by its organizer."""
+
+    PRESENCIAL = "presencial"
+
+    organizer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="organized_scorecards",
+        verbose_name=_("organizador"),
+    )
+    created_at = models.DateTimeField(_("creada"), auto_now_add=True)
+    finalized_at = models.DateTimeField(_("finalizada"), null=True, blank=True)
+    mode = models.CharField(_("modalidad"), max_length=20, default=PRESENCIAL, editable=False)
+    # Bumped by every write, so a stale view and a live poll can both tell.
+    version = models.PositiveIntegerField(default=0, editable=False)
+
+    objects = ScorecardQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("tarjeta de puntos")
+        verbose_name_plural = _("tarjetas de puntos")
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(mode="presencial"), name="scorecard_mode_presencial"
+            ),
+        ]
+
+    def __str__(self):
+        return f"Tarjeta {self.pk} · {self.created_at:%d/%m/%Y}"
+
+    @property
+    def is_finalized(self) -> bool:
+        return self.finalized_at is not None
+
+    def can_edit(self, user) -> bool:
+        return not self.is_finalized and (user.pk == self.organizer_id or user.is_staff)
+
+    def delete(self, *args, **kwargs):
+        if self.is_finalized:
+            raise FinalizedError
+        return super().delete(*args, **kwargs)
+
+
+def _box_constraints():
+    """One CHECK per box: the database itself refuses a score no roll can produce."""
+    checks = [
+        models.CheckConstraint(
+            condition=Q(**{f"{c}__isnull": True})
+            | Q(**{f"{c}__in": sorted(rules.allowed_scores(c))}),
+            name=f"seat_{c}_allowed",
+        )
+        for c in Category
+    ]
+    checks.append(
+        models.CheckConstraint(
+            condition=Q(yahtzee_bonuses__gte=0, yahtzee_bonuses__lte=MAX_BONUSES),
+            name="seat_yahtzee_bonuses_range",
+        )
+    )
+    return checks
+
+
+def _box_field(category):
+    return models.PositiveSmallIntegerField(category.label, null=True, blank=True)
+
+
+class Seat(models.Model):
+    """A player's column on a card, in turn order."""
+
+    scorecard = models.ForeignKey(Scorecard, on_delete=models.CASCADE, related_name="seats")
+    player = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="seats",
+        verbose_name=_("jugador"),
+    )
+    order = models.PositiveSmallIntegerField(_("turno"))
+
+    ones = _box_field(Category.ONES)
+    twos = _box_field(Category.TWOS)
+    threes = _box_field(Category.THREES)
+    fours = _box_field(Category.FOURS)
+    fives = _box_field(Category.FIVES)
+    sixes = _box_field(Category.SIXES)
+    three_of_a_kind = _box_field(Category.THREE_OF_A_KIND)
+    four_of_a_kind = _box_field(Category.FOUR_OF_A_KIND)
+    full_house = _box_field(Category.FULL_HOUSE)
+    small_straight = _box_field(Category.SMALL_STRAIGHT)
+    large_straight = _box_field(Category.LARGE_STRAIGHT)
+    yahtzee = _box_field(Category.YAHTZEE)
+    chance = _box_field(Category.CHANCE)
+    yahtzee_bonuses = models.PositiveSmallIntegerField(_("Bonus Yahtzee"), default=0)
+
+    # Stored when the card is finalized, so history never recomputes them.
+    total = models.PositiveIntegerField(_("total"), null=True, blank=True)
+    place = models.PositiveSmallIntegerField(_("posición"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("jugador de la tarjeta")
+        verbose_name_plural = _("jugadores de la tarjeta")
+        ordering = ["scorecard", "order"]
+        constraints = [
+            models.UniqueConstraint(fields=["scorecard", "player"], name="seat_player_once"),
+            models.UniqueConstraint(fields=["scorecard", "order"], name="seat_order_once"),
+            *_box_constraints(),
+        ]
+
+    def __str__(self):
+        return str(self.player)
+
+    def save(self, *args, **kwargs):
+        # A card that is finalized in the database refuses every write, whatever
+        # this in-memory copy believes.
+        if self.pk and Scorecard.objects.filter(pk=self.scorecard_id).finalized().exists():
+            raise FinalizedError
+        return super().save(*args, **kwargs)
+
+    @property
+    def scores(self) -> dict[Category, int | None]:
+        return {c: getattr(self, c) for c in Category}
+
+    @property
+    def totals(self) -> rules.Totals:
+        return rules.totals(self.scores, self.yahtzee_bonuses)
+
+    @property
+    def problems(self) -> list[str]:
+        """What stops this column from being finalized: blank boxes and inconsistencies."""
+        blank = [c.label for c in Category if getattr(self, c) is None]
+        problems = []
+        if blank:
+            problems.append(_("Sin anotar: %(boxes)s.") % {"boxes": ", ".join(blank)})
+        return problems + rules.card_problems(self.scores, self.yahtzee_bonuses)
+
+    def value(self, box: str) -> int | None:
+        return getattr(self, box)
+
+
+class Change(models.Model):
+    """One acknowledged write to a card: append-only, the card's memory."""
+
+    class Kind(models.TextChoices):
+        BOX = "box", _("Casilla")
+        JOKER = "joker", _("Yahtzee extra")
+        UNDO = "undo", _("Deshacer")
+
+    scorecard = models.ForeignKey(Scorecard, on_delete=models.CASCADE, related_name="changes")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    undoes = models.OneToOneField(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="undone_by"
+    )
+
+    class Meta:
+        verbose_name = _("cambio")
+        verbose_name_plural = _("cambios")
+        ordering = ["-pk"]
+
+    def __str__(self):
+        return f"{self.get_kind_display()} · {self.created_at:%H:%M:%S}"
+
+
+class ChangeItem(models.Model):
+    """One box (or the bonus count) of one player, old value to new value."""
+
+    change = models.ForeignKey(Change, on_delete=models.CASCADE, related_name="items")
+    seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="+")
+    box = models.CharField(
+        max_length=20, choices=[(c.value, c.label) for c in Category] + [(BONUS, "Bonus Yahtzee")]
+    )
+    old = models.PositiveSmallIntegerField(null=True)
+    new = models.PositiveSmallIntegerField(null=True)
+
+    class Meta:
+        ordering = ["pk"]
+
+    def __str__(self):
+        return f"{self.seat}: {self.get_box_display()} {self.old} → {self.new}"

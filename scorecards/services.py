@@ -1,0 +1,223 @@
+"""Writes that span several models: each one is a single transaction with its change log."""
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from scorecards import rules
+from scorecards.models import (
+    BONUS,
+    MAX_BONUSES,
+    Change,
+    ChangeItem,
+    FinalizedError,
+    Scorecard,
+    Seat,
+)
+from scorecards.rules import Category
+
+MAX_PLAYERS = 10
+BOXES = frozenset(c.value for c in Category) | {BONUS}
+
+
+class Refused(Exception):
+    """A write the app will not make; the message is for the person at the table."""
+
+    def __init__(self, message, status=400, problems=None):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        # For a refused finalize: [(seat, [reason, ...]), ...]
+        self.problems = problems or []
+
+
+def allowed_values(box: str) -> list[int]:
+    if box == BONUS:
+        return list(range(MAX_BONUSES + 1))
+    return sorted(rules.allowed_scores(box))
+
+
+def box_label(box: str) -> str:
+    return _("Bonus Yahtzee") if box == BONUS else Category(box).label
+
+
+def parse_value(raw) -> int | None:
+    """'' means «Sin anotar»; anything else must be a plain non-negative integer."""
+    if raw is None or raw == "":
+        return None
+    text = str(raw).strip()
+    if not text.isascii() or not text.isdigit() or len(text) > 4:
+        raise Refused(_("«%(value)s» no es una puntuación.") % {"value": str(raw)[:20]})
+    return int(text)
+
+
+def _locked(scorecard_id) -> Scorecard:
+    """Lock the card for this transaction and refuse if it is finalized."""
+    scorecard = Scorecard.objects.select_for_update().get(pk=scorecard_id)
+    if scorecard.is_finalized:
+        raise Refused(str(FinalizedError.message), status=409)
+    return scorecard
+
+
+def _seat(scorecard, seat_id) -> Seat:
+    try:
+        return scorecard.seats.select_for_update().select_related("player").get(pk=seat_id)
+    except (Seat.DoesNotExist, ValueError, TypeError):
+        raise Refused(_("Ese jugador no está en esta tarjeta."), status=404) from None
+
+
+def _record(scorecard, author, kind, items, undoes=None) -> Change:
+    """Write the changed seats, the change log and the new version together."""
+    change = Change.objects.create(scorecard=scorecard, author=author, kind=kind, undoes=undoes)
+    ChangeItem.objects.bulk_create(
+        ChangeItem(change=change, seat=seat, box=box, old=old, new=new)
+        for seat, box, old, new in items
+    )
+    Scorecard.objects.filter(pk=scorecard.pk).update(version=F("version") + 1)
+    return change
+
+
+def _set(seat, box, new):
+    old = getattr(seat, box)
+    setattr(seat, box, new)
+    return (seat, box, old, new)
+
+
+def scorecard_create(*, organizer, players) -> Scorecard:
+    """Create a card with the players in turn order."""
+    players = list(players)
+    if not 1 <= len(players) <= MAX_PLAYERS:
+        raise Refused(_("Elige entre 1 y %(max)s jugadores.") % {"max": MAX_PLAYERS})
+    if len({p.pk for p in players}) != len(players):
+        raise Refused(_("Un jugador solo puede aparecer una vez."))
+    if any(not p.is_active for p in players):
+        raise Refused(_("Solo se pueden elegir jugadores activos."))
+    with transaction.atomic():
+        scorecard = Scorecard.objects.create(organizer=organizer)
+        Seat.objects.bulk_create(
+            Seat(scorecard=scorecard, player=p, order=i) for i, p in enumerate(players)
+        )
+    return scorecard
+
+
+def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Change | None:
+    """Write one box (or the bonus count) if it still holds what the writer saw."""
+    if box not in BOXES:
+        raise Refused(_("Esa casilla no existe."), status=404)
+    new = parse_value(value)
+    seen = parse_value(was)
+    if new is not None and new not in allowed_values(box):
+        raise Refused(
+            _("%(box)s: %(value)s no es una puntuación posible.")
+            % {"box": box_label(box), "value": new}
+        )
+    if box == Category.CHANCE and new == 0:
+        raise Refused(_("Libre (Chance) no se puede tachar: cualquier tirada puntúa."))
+    with transaction.atomic():
+        scorecard = _locked(scorecard_id)
+        seat = _seat(scorecard, seat_id)
+        current = getattr(seat, box)
+        if current != seen:
+            raise Refused(
+                _(
+                    "%(player)s, %(box)s cambió mientras tanto (ahora: %(now)s). "
+                    "Revisa la tarjeta y vuelve a intentarlo."
+                )
+                % {
+                    "player": seat.player.name,
+                    "box": box_label(box),
+                    "now": _("sin anotar") if current is None else current,
+                },
+                status=409,
+            )
+        if current == new:
+            return None
+        item = _set(seat, box, new)
+        seat.save(update_fields=[box])
+        return _record(scorecard, author, Change.Kind.BOX, [item])
+
+
+def joker_write(*, scorecard_id, seat_id, face, box, author) -> Change:
+    """An extra five of a kind: the joker box and, with 50 in Yahtzee, the +100 bonus."""
+    try:
+        face = int(face)
+        category = Category(box)
+    except (TypeError, ValueError):
+        raise Refused(_("Elige la cara de los dados y una casilla.")) from None
+    if not 1 <= face <= 6:
+        raise Refused(_("Elige la cara de los dados y una casilla."))
+    with transaction.atomic():
+        scorecard = _locked(scorecard_id)
+        seat = _seat(scorecard, seat_id)
+        if seat.yahtzee is None:
+            raise Refused(
+                _("Anota primero la casilla Yahtzee: el comodín solo vale con ella utilizada."),
+                status=409,
+            )
+        if category not in rules.joker_boxes(face, seat.scores):
+            raise Refused(
+                _("El orden del comodín no permite anotar en %(box)s.") % {"box": category.label},
+                status=409,
+            )
+        items = [_set(seat, category, rules.joker_score(face, category))]
+        fields = [category.value]
+        if seat.yahtzee == 50:
+            if seat.yahtzee_bonuses >= MAX_BONUSES:
+                raise Refused(_("No puede haber más de 12 bonus de Yahtzee."), status=409)
+            items.append(_set(seat, BONUS, seat.yahtzee_bonuses + 1))
+            fields.append(BONUS)
+        seat.save(update_fields=fields)
+        return _record(scorecard, author, Change.Kind.JOKER, items)
+
+
+def change_undo(*, scorecard_id, author) -> Change:
+    """Undo the latest change not yet undone, restoring every value it wrote."""
+    with transaction.atomic():
+        scorecard = _locked(scorecard_id)
+        target = (
+            scorecard.changes.exclude(kind=Change.Kind.UNDO)
+            .filter(undone_by__isnull=True)
+            .order_by("-pk")
+            .first()
+        )
+        if target is None:
+            raise Refused(_("No hay nada que deshacer."), status=409)
+        seats = {s.pk: s for s in scorecard.seats.select_for_update()}
+        items = []
+        for item in target.items.all():
+            seat = seats[item.seat_id]
+            if getattr(seat, item.box) != item.new:
+                raise Refused(_("La tarjeta cambió después: no se puede deshacer."), status=409)
+            items.append(_set(seat, item.box, item.old))
+        for seat in {item[0] for item in items}:
+            seat.save()
+        return _record(scorecard, author, Change.Kind.UNDO, items, undoes=target)
+
+
+def scorecard_finalize(*, scorecard_id) -> Scorecard:
+    """Store totals and positions and close the card for ever, or refuse with its problems."""
+    with transaction.atomic():
+        scorecard = _locked(scorecard_id)
+        seats = list(scorecard.seats.select_related("player"))
+        problems = [(seat, seat.problems) for seat in seats if seat.problems]
+        if problems:
+            raise Refused(_("Aún no se puede finalizar."), status=409, problems=problems)
+        totals = [seat.totals.total for seat in seats]
+        for seat, total, place in zip(seats, totals, rules.positions(totals), strict=True):
+            seat.total, seat.place = total, place
+        Seat.objects.bulk_update(seats, ["total", "place"])
+        scorecard.finalized_at = timezone.now()
+        scorecard.version = F("version") + 1
+        scorecard.save(update_fields=["finalized_at", "version"])
+        scorecard.refresh_from_db(fields=["version"])
+    return scorecard
+
+
+def scorecard_discard(*, scorecard_id) -> None:
+    with transaction.atomic():
+        scorecard = _locked(scorecard_id)
+        try:
+            scorecard.delete()
+        except IntegrityError:
+            raise Refused(str(FinalizedError.message), status=409) from None

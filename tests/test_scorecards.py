@@ -1,0 +1,553 @@
+import threading
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+from django.db.models import ProtectedError
+from django.urls import reverse
+
+from scorecards import services
+from scorecards.models import BONUS, Change, ChangeItem, FinalizedError, Scorecard, Seat
+from scorecards.services import Refused
+from tests.factories import UserFactory, fill, make_scorecard
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def organizer():
+    return UserFactory(username="org", display_name="Olga")
+
+
+@pytest.fixture
+def ana():
+    return UserFactory(username="ana", display_name="Ana")
+
+
+@pytest.fixture
+def ben():
+    return UserFactory(username="ben", display_name="Ben")
+
+
+@pytest.fixture
+def card(organizer, ana, ben):
+    return make_scorecard(organizer, [ana, ben])
+
+
+@pytest.fixture
+def org_client(client, organizer):
+    client.force_login(organizer)
+    return client
+
+
+def seat_of(card, player):
+    return card.seats.get(player=player)
+
+
+def write(client, card, seat, box, value, was="", htmx=False):
+    headers = {"HX-Request": "true"} if htmx else {}
+    return client.post(
+        reverse("box", args=[card.pk, seat.pk, box]),
+        {"value": value, "was": was},
+        headers=headers,
+    )
+
+
+# Creating a card
+
+
+def test_the_new_card_page_lists_active_players_only(org_client, ana):
+    UserFactory(username="gone", display_name="Ausente", is_active=False)
+    response = org_client.get(reverse("scorecard_new"))
+    assert response.status_code == 200
+    assert "Ana" in response.text
+    assert "Ausente" not in response.text
+
+
+def test_it_finds_players_by_name(org_client, ana, ben):
+    response = org_client.get(reverse("scorecard_new"), {"q": "be"})
+    assert "Ben" in response.text
+    assert ">Ana<" not in response.text.replace(" Ana<", ">Ana<")
+
+
+def test_the_order_page_sets_the_seating_order(org_client, ana, ben):
+    response = org_client.get(reverse("scorecard_order"), {"p": [ben.pk, ana.pk]})
+    assert response.status_code == 200
+    assert response.text.index("Ben") < response.text.index("Ana")
+    assert f'name="p" value="{ben.pk}"' in response.text
+
+
+def test_who_starts_rotates_the_table_to_the_highest_sum(org_client, ana, ben, organizer):
+    carla = UserFactory(display_name="Carla")
+    ids = [ana.pk, ben.pk, carla.pk]
+    response = org_client.get(reverse("scorecard_order"), {"p": ids, "t": ["12", "25", "20"]})
+    assert "Empieza Ben" in response.text
+    hidden = [f'name="p" value="{i}"' for i in (ben.pk, carla.pk, ana.pk)]
+    positions = [response.text.index(h) for h in hidden]
+    assert positions == sorted(positions)
+
+
+def test_who_starts_asks_only_the_tied_players_to_roll_again(org_client, ana, ben):
+    carla = UserFactory(display_name="Carla")
+    ids = [ana.pk, ben.pk, carla.pk]
+    response = org_client.get(reverse("scorecard_order"), {"p": ids, "t": ["25", "10", "25"]})
+    assert "Empate: repiten solo Ana y Carla" in response.text
+    assert f'id="s-{ben.pk}"' not in response.text
+    response = org_client.get(
+        reverse("scorecard_order"), {"p": ids, "s": ["25,10,25"], "t": ["8", "19"]}
+    )
+    assert "Empieza Carla" in response.text
+
+
+def test_who_starts_rejects_impossible_sums(org_client, ana, ben):
+    response = org_client.get(reverse("scorecard_order"), {"p": [ana.pk, ben.pk], "t": ["3", "x"]})
+    assert response.status_code == 200
+    assert "entre 5 y 30" in response.text
+
+
+def test_creating_a_card_makes_the_creator_the_organizer(org_client, organizer, ana, ben):
+    response = org_client.post(reverse("scorecard_create"), {"p": [ben.pk, ana.pk]})
+    card = Scorecard.objects.get()
+    assert response.status_code == 302
+    assert response.url == reverse("scorecard", args=[card.pk])
+    assert card.organizer == organizer
+    assert [s.player for s in card.seats.all()] == [ben, ana]
+    assert card.mode == "presencial"
+
+
+@pytest.mark.parametrize(
+    "players",
+    [[], ["abc"], ["999999"], "dup", "eleven", "inactive"],
+)
+def test_creating_a_bad_card_changes_nothing(org_client, ana, players):
+    if players == "dup":
+        players = [ana.pk, ana.pk]
+    elif players == "eleven":
+        players = [UserFactory().pk for _ in range(11)]
+    elif players == "inactive":
+        players = [UserFactory(is_active=False).pk]
+    response = org_client.post(reverse("scorecard_create"), {"p": players}, follow=True)
+    assert response.status_code == 200
+    assert Scorecard.objects.count() == 0
+    assert "alert" in response.text or "message-error" in response.text
+
+
+# Entering boxes
+
+
+def test_the_card_page_shows_the_paper_card(org_client, card):
+    response = org_client.get(reverse("scorecard", args=[card.pk]))
+    assert response.status_code == 200
+    for text in ["Unos", "Seises", "Bonus superior", "faltan 63", "Bonus Yahtzee", "Total"]:
+        assert text in response.text
+    assert 'aria-label="Unos — Ana: sin anotar"' in response.text
+
+
+def test_the_picker_offers_only_allowed_values(org_client, card, ana):
+    seat = seat_of(card, ana)
+    response = org_client.get(reverse("box", args=[card.pk, seat.pk, "fours"]))
+    assert response.status_code == 200
+    values = [v for v in (0, 4, 8, 12, 16, 20) if f'name="value" value="{v}"' in response.text]
+    assert values == [0, 4, 8, 12, 16, 20]
+    assert 'name="value" value="3"' not in response.text
+    assert "Sin anotar" in response.text
+
+
+def test_the_picker_fragment_has_no_page_around_it(org_client, card, ana):
+    seat = seat_of(card, ana)
+    response = org_client.get(
+        reverse("box", args=[card.pk, seat.pk, "chance"]), headers={"HX-Request": "true"}
+    )
+    assert "<html" not in response.text
+    assert 'name="value" value="0"' not in response.text
+
+
+def test_the_picker_proposes_the_score_of_the_dice(org_client, card, ana):
+    seat = seat_of(card, ana)
+    url = reverse("box", args=[card.pk, seat.pk, "three_of_a_kind"])
+    assert 'value="19" class="primary">Anotar 19' in org_client.get(url, {"dados": "55513"}).text
+    assert 'value="0" class="primary">Anotar 0' in org_client.get(url, {"dados": "12345"}).text
+
+
+def test_writing_a_box_updates_totals_and_positions(org_client, card, ana, ben):
+    response = write(org_client, card, seat_of(card, ana), "fives", "15", htmx=True)
+    assert response.status_code == 200
+    assert "<html" not in response.text
+    assert 'aria-label="Cincos — Ana: 15"' in response.text
+    assert seat_of(card, ana).fives == 15
+    card.refresh_from_db()
+    assert card.version == 1
+    item = ChangeItem.objects.get()
+    assert (item.box, item.old, item.new, item.change.author.username) == ("fives", None, 15, "org")
+
+
+def test_a_plain_post_redirects_back_to_the_card(org_client, card, ana):
+    response = write(org_client, card, seat_of(card, ana), "ones", "0")
+    assert response.status_code == 302
+    assert response.url == reverse("scorecard", args=[card.pk])
+    assert seat_of(card, ana).ones == 0
+
+
+def test_sin_anotar_clears_a_box(org_client, card, ana):
+    write(org_client, card, seat_of(card, ana), "ones", "3")
+    write(org_client, card, seat_of(card, ana), "ones", "", was="3")
+    assert seat_of(card, ana).ones is None
+    assert ChangeItem.objects.order_by("pk").last().new is None
+
+
+@pytest.mark.parametrize(
+    ("box", "value"),
+    [
+        ("fives", "17"),
+        ("chance", "0"),
+        ("full_house", "20"),
+        ("ones", "-1"),
+        ("ones", "1e3"),
+        ("ones", "٣"),
+        ("ones", "99999999999999999999"),
+        ("yahtzee_bonuses", "13"),
+        ("ones", "x"),
+    ],
+)
+def test_an_impossible_value_is_refused_in_spanish_and_nothing_changes(
+    org_client, card, ana, box, value
+):
+    response = write(org_client, card, seat_of(card, ana), box, value, htmx=True)
+    assert response.status_code == 400
+    assert 'role="alert"' in response.text
+    assert Change.objects.count() == 0
+    seat = seat_of(card, ana)
+    assert getattr(seat, box) in (None, 0)
+
+
+def test_a_box_that_does_not_exist_is_404(org_client, card, ana):
+    response = write(org_client, card, seat_of(card, ana), "sevens", "7")
+    assert response.status_code in (302, 404)
+    assert Change.objects.count() == 0
+
+
+def test_a_seat_of_another_card_is_refused(org_client, card, organizer):
+    other = make_scorecard(organizer)
+    foreign = other.seats.first()
+    response = write(org_client, card, foreign, "ones", "1", htmx=True)
+    assert response.status_code == 404
+    assert foreign.__class__.objects.get(pk=foreign.pk).ones is None
+
+
+def test_a_stale_write_is_refused_rather_than_overwriting(org_client, card, ana):
+    seat = seat_of(card, ana)
+    write(org_client, card, seat, "sixes", "18")
+    response = write(org_client, card, seat, "sixes", "24", was="", htmx=True)
+    assert response.status_code == 409
+    assert "cambió mientras tanto" in response.text
+    assert seat_of(card, ana).sixes == 18
+
+
+def test_the_bonus_line_is_correctable(org_client, card, ana):
+    seat = seat_of(card, ana)
+    write(org_client, card, seat, BONUS, "2", was="0")
+    seat.refresh_from_db()
+    assert seat.yahtzee_bonuses == 2
+    response = org_client.get(reverse("scorecard", args=[card.pk]))
+    assert "la casilla Yahtzee no tiene 50" in response.text
+
+
+# Extra Yahtzee
+
+
+def test_joker_with_50_writes_the_upper_box_and_the_bonus_together(org_client, card, ana):
+    seat = seat_of(card, ana)
+    write(org_client, card, seat, "yahtzee", "50")
+    page = org_client.get(reverse("joker", args=[card.pk, seat.pk]), {"cara": "4"})
+    assert 'value="fours"' in page.text
+    assert 'value="chance"' not in page.text
+    response = org_client.post(
+        reverse("joker", args=[card.pk, seat.pk]), {"face": "4", "box": "fours"}
+    )
+    assert response.status_code == 302
+    seat.refresh_from_db()
+    assert (seat.fours, seat.yahtzee_bonuses) == (20, 1)
+    change = Change.objects.latest("pk")
+    assert change.kind == "joker"
+    assert {(i.box, i.old, i.new) for i in change.items.all()} == {
+        ("fours", None, 20),
+        (BONUS, 0, 1),
+    }
+
+
+def test_joker_with_a_scratched_yahtzee_gives_no_bonus(org_client, card, ana):
+    seat = seat_of(card, ana)
+    write(org_client, card, seat, "yahtzee", "0")
+    write(org_client, card, seat, "fours", "8")
+    org_client.post(reverse("joker", args=[card.pk, seat.pk]), {"face": "4", "box": "full_house"})
+    seat.refresh_from_db()
+    assert (seat.full_house, seat.yahtzee_bonuses) == (25, 0)
+
+
+def test_joker_refuses_a_box_out_of_the_forced_order(org_client, card, ana):
+    seat = seat_of(card, ana)
+    write(org_client, card, seat, "yahtzee", "50")
+    response = org_client.post(
+        reverse("joker", args=[card.pk, seat.pk]),
+        {"face": "4", "box": "chance"},
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 409
+    assert "orden del comodín" in response.text
+    seat.refresh_from_db()
+    assert (seat.chance, seat.yahtzee_bonuses) == (None, 0)
+
+
+@pytest.mark.parametrize("data", [{}, {"face": "9", "box": "ones"}, {"face": "x"}, {"box": "?"}])
+def test_joker_rejects_malformed_requests(org_client, card, ana, data):
+    seat = seat_of(card, ana)
+    write(org_client, card, seat, "yahtzee", "50")
+    response = org_client.post(
+        reverse("joker", args=[card.pk, seat.pk]), data, headers={"HX-Request": "true"}
+    )
+    assert response.status_code in (400, 409)
+    assert Change.objects.count() == 1
+
+
+# Corrections and undo
+
+
+def test_undo_restores_the_latest_change_then_the_one_before(org_client, card, ana):
+    seat = seat_of(card, ana)
+    write(org_client, card, seat, "ones", "3")
+    write(org_client, card, seat, "ones", "4", was="3")
+    org_client.post(reverse("undo", args=[card.pk]))
+    assert seat_of(card, ana).ones == 3
+    org_client.post(reverse("undo", args=[card.pk]))
+    assert seat_of(card, ana).ones is None
+    response = org_client.post(reverse("undo", args=[card.pk]), headers={"HX-Request": "true"})
+    assert response.status_code == 409
+    assert "No hay nada que deshacer" in response.text
+    assert Change.objects.filter(kind="undo").count() == 2
+
+
+def test_undo_of_a_joker_removes_the_box_and_the_bonus(org_client, card, ana):
+    seat = seat_of(card, ana)
+    write(org_client, card, seat, "yahtzee", "50")
+    org_client.post(reverse("joker", args=[card.pk, seat.pk]), {"face": "2", "box": "twos"})
+    org_client.post(reverse("undo", args=[card.pk]))
+    seat.refresh_from_db()
+    assert (seat.twos, seat.yahtzee_bonuses, seat.yahtzee) == (None, 0, 50)
+
+
+def test_recent_changes_are_listed_on_the_card(org_client, card, ana):
+    write(org_client, card, seat_of(card, ana), "twos", "6")
+    response = org_client.get(reverse("scorecard", args=[card.pk]))
+    assert "Últimos cambios" in response.text
+    assert "Ana, Doses: sin anotar → 6" in response.text
+
+
+# Finalizing
+
+
+def test_finalize_lists_what_is_missing_per_player(org_client, card, ana):
+    response = org_client.post(reverse("finalize", args=[card.pk]), headers={"HX-Request": "true"})
+    assert response.status_code == 409
+    assert "Para finalizar falta" in response.text
+    assert "Sin anotar: Unos, Doses" in response.text
+    card.refresh_from_db()
+    assert not card.is_finalized
+
+
+def test_finalize_stores_totals_positions_and_locks_the_card(org_client, card, ana, ben):
+    fill(card)
+    seat = seat_of(card, ben)
+    seat.chance = 23
+    seat.save()
+    response = org_client.post(reverse("finalize", args=[card.pk]))
+    assert response.status_code == 302
+    card.refresh_from_db()
+    assert card.is_finalized
+    a, b = seat_of(card, ana), seat_of(card, ben)
+    assert (a.total, a.place, b.total, b.place) == (63 + 35 + 147, 2, 63 + 35 + 148, 1)
+    response = write(org_client, card, a, "ones", "", was="3", htmx=True)
+    assert response.status_code == 409
+    assert seat_of(card, ana).ones == 3
+
+
+def test_ties_share_a_position(org_client, card, ana, ben):
+    fill(card)
+    org_client.post(reverse("finalize", args=[card.pk]))
+    assert [s.place for s in card.seats.all()] == [1, 1]
+
+
+def test_an_inconsistent_card_cannot_be_finalized(org_client, card, ana):
+    fill(card)
+    Seat.objects.filter(pk=seat_of(card, ana).pk).update(yahtzee=0, yahtzee_bonuses=1)
+    response = org_client.post(reverse("finalize", args=[card.pk]), follow=True)
+    assert "la casilla Yahtzee no tiene 50" in response.text
+    card.refresh_from_db()
+    assert not card.is_finalized
+
+
+def test_two_finalize_requests_give_one_success(card):
+    fill(card)
+    services.scorecard_finalize(scorecard_id=card.pk)
+    with pytest.raises(Refused) as refused:
+        services.scorecard_finalize(scorecard_id=card.pk)
+    assert refused.value.status == 409
+
+
+def test_the_model_refuses_to_change_a_finalized_seat(card, ana):
+    fill(card)
+    services.scorecard_finalize(scorecard_id=card.pk)
+    seat = seat_of(card, ana)
+    seat.ones = 0
+    with pytest.raises(FinalizedError):
+        seat.save()
+    with pytest.raises(FinalizedError):
+        Scorecard.objects.get(pk=card.pk).delete()
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE scorecards_seat SET ones = 0",
+        "DELETE FROM scorecards_seat",
+        "UPDATE scorecards_scorecard SET finalized_at = NULL",
+        "DELETE FROM scorecards_scorecard",
+        "UPDATE scorecards_changeitem SET new = 1",
+    ],
+)
+def test_the_database_refuses_to_change_a_finalized_card(org_client, card, ana, sql):
+    write(org_client, card, seat_of(card, ana), "ones", "3")
+    fill(card)
+    services.scorecard_finalize(scorecard_id=card.pk)
+    with pytest.raises(IntegrityError), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql)
+    assert seat_of(card, ana).ones == 3
+    assert Scorecard.objects.get(pk=card.pk).is_finalized
+
+
+def test_the_database_refuses_an_impossible_score(card, ana):
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Seat.objects.filter(pk=seat_of(card, ana).pk).update(fives=17)
+
+
+def test_a_player_with_games_cannot_be_deleted(card, ana):
+    with pytest.raises(ProtectedError):
+        ana.delete()
+    ana.is_active = False
+    ana.save()
+
+
+def test_the_game_appears_in_every_players_history(client, card, ana, ben):
+    fill(card)
+    services.scorecard_finalize(scorecard_id=card.pk)
+    for player in (ana, ben):
+        client.force_login(player)
+        response = client.get(reverse("history"))
+        assert "presencial" in response.text
+        assert "tu total <strong>245</strong> (1º)" in response.text
+
+
+def test_discard_asks_first_and_then_deletes(org_client, card):
+    assert "¿Descartar esta tarjeta?" in org_client.get(reverse("discard", args=[card.pk])).text
+    assert org_client.post(reverse("discard", args=[card.pk])).status_code == 302
+    assert not Scorecard.objects.exists()
+
+
+def test_a_finalized_card_cannot_be_discarded(org_client, card):
+    fill(card)
+    services.scorecard_finalize(scorecard_id=card.pk)
+    response = org_client.post(reverse("discard", args=[card.pk]), headers={"HX-Request": "true"})
+    assert response.status_code == 409
+    assert Scorecard.objects.filter(pk=card.pk).exists()
+
+
+# Who may do what
+
+
+def test_a_player_sees_the_card_without_edit_controls(client, card, ana):
+    client.force_login(ana)
+    response = client.get(reverse("scorecard", args=[card.pk]))
+    assert response.status_code == 200
+    assert "casilla/" not in response.text
+    assert "Finalizar" not in response.text
+    seat = seat_of(card, ana)
+    assert write(client, card, seat, "ones", "3").status_code == 403
+    assert client.post(reverse("undo", args=[card.pk])).status_code == 403
+    assert client.post(reverse("finalize", args=[card.pk])).status_code == 403
+    assert seat_of(card, ana).ones is None
+
+
+def test_a_stranger_gets_404_everywhere(client, card, ana):
+    client.force_login(UserFactory())
+    seat = seat_of(card, ana)
+    assert client.get(reverse("scorecard", args=[card.pk])).status_code == 404
+    assert write(client, card, seat, "ones", "3").status_code == 404
+    assert client.post(reverse("discard", args=[card.pk])).status_code == 404
+
+
+def test_staff_may_edit_any_card(client, card, ana):
+    client.force_login(UserFactory(is_staff=True))
+    assert write(client, card, seat_of(card, ana), "ones", "3").status_code == 302
+    assert seat_of(card, ana).ones == 3
+
+
+def test_anonymous_visitors_are_sent_to_log_in(client, card):
+    response = client.get(reverse("scorecard", args=[card.pk]))
+    assert response.status_code == 302
+    assert response.url.startswith(reverse("login"))
+
+
+@pytest.mark.parametrize("name", ["undo", "finalize", "scorecard_create"])
+def test_writes_reject_get(org_client, card, name):
+    args = [] if name == "scorecard_create" else [card.pk]
+    assert org_client.get(reverse(name, args=args)).status_code == 405
+
+
+# Query budgets
+
+
+@pytest.mark.parametrize("n", [2, 8])
+def test_the_card_page_and_a_write_cost_the_same_for_2_and_8_players(
+    client, organizer, django_assert_num_queries, n
+):
+    card = make_scorecard(organizer, n=n)
+    client.force_login(organizer)
+    seat = card.seats.first()
+    write(client, card, seat, "ones", "1")
+    # session, user, card + organizer, seats + players, changes + authors, change items
+    with django_assert_num_queries(6):
+        client.get(reverse("scorecard", args=[card.pk]))
+    # session, user, visible card; savepoint, lock card, lock seat, finalized check,
+    # update seat, insert change, insert item, bump version, release; then the
+    # fragment: seats + players, changes + authors, change items
+    with django_assert_num_queries(15):
+        write(client, card, seat, "twos", "2", htmx=True)
+
+
+def test_concurrent_writes_to_different_boxes_are_all_kept(transactional_db, organizer):
+    card = make_scorecard(organizer, n=4)
+    seats = list(card.seats.all())
+    errors = []
+
+    def writer(seat):
+        try:
+            for box, value in (("ones", "1"), ("twos", "2"), ("threes", "3")):
+                services.box_write(
+                    scorecard_id=card.pk,
+                    seat_id=seat.pk,
+                    box=box,
+                    value=value,
+                    was="",
+                    author=organizer,
+                )
+        except Exception as error:
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=writer, args=(s,)) for s in seats]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert ChangeItem.objects.count() == 12
+    assert Scorecard.objects.get(pk=card.pk).version == 12
