@@ -1,23 +1,26 @@
+import functools
+
 import factory
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 
 PASSWORD = "una-contraseña-de-prueba"
+
+
+@functools.cache
+def _hashed_password():
+    # Hash once: the production hasher is slow on purpose, and tests create many players.
+    return make_password(PASSWORD)
 
 
 class UserFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = get_user_model()
         django_get_or_create = ["username"]
-        skip_postgeneration_save = True
 
     username = factory.Sequence(lambda n: f"jugador{n}")
     display_name = factory.Sequence(lambda n: f"Jugador {n}")
-    password = factory.PostGenerationMethodCall("set_password", PASSWORD)
-
-    @factory.post_generation
-    def _save(obj, create, extracted, **kwargs):
-        if create:
-            obj.save()
+    password = factory.LazyFunction(_hashed_password)
 
 
 def full_card(**overrides):
