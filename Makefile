@@ -10,7 +10,7 @@ PORT ?= 8000
 RUN_ENV := DEBUG=$${DEBUG:-true}
 TEST_ENV := DEBUG=false SECURE_SSL_REDIRECT=false SECRET_KEY=dados-test-only-secret-key-not-for-deployment-0123456789
 
-.PHONY: run test lint format migrate venv clean
+.PHONY: run test lint format migrate venv clean chromium
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,7 +35,16 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-test: $(STAMP) lint
+# The browser tests drive Debian's Chromium; Playwright's own download does not work here.
+chromium:
+	@test -x /usr/bin/chromium || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else \
+	    echo "Chromium is missing: run 'sudo apt-get install chromium' and try again." >&2; exit 1; \
+	  fi; }
+
+test: $(STAMP) lint chromium
 	$(TEST_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
 	$(TEST_ENV) $(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(TEST_ENV) $(BIN)/pytest

@@ -1,0 +1,156 @@
+"""The whole seed flow in a real browser: Debian's Chromium driven by Playwright, phone-sized."""
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from scorecards.models import Scorecard
+from tests.factories import PASSWORD, UserFactory
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Playwright's sync API runs an event loop in this thread; the ORM calls made by
+# the test itself (arranging players, reading results) are still synchronous.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+pytestmark = pytest.mark.browser
+
+BOXES = [
+    "Unos",
+    "Doses",
+    "Treses",
+    "Cuatros",
+    "Cincos",
+    "Seises",
+    "Trío",
+    "Póquer",
+    "Full",
+    "Escalera pequeña",
+    "Escalera grande",
+    "Yahtzee",
+    "Libre (Chance)",
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.fail("Chromium is missing: run `make test` (it installs Debian's chromium package)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def server(flushable_db):
+    """A live server that serves static files the production way, through WhiteNoise."""
+    from django.test.testcases import LiveServerThread
+
+    thread = LiveServerThread("localhost", static_handler=lambda handler: handler, port=0)
+    thread.daemon = True
+    thread.start()
+    thread.is_ready.wait()
+    if thread.error:
+        raise thread.error
+    yield f"http://localhost:{thread.port}"
+    thread.terminate()
+
+
+@pytest.fixture
+def phone(browser, server):
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844}, base_url=server, locale="es-ES"
+    )
+    page = context.new_page()
+    errors = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.errors = errors
+    yield page
+    context.close()
+
+
+def log_in(page, username):
+    page.goto("/entrar/")
+    page.get_by_label("Nombre de usuario").fill(username)
+    page.get_by_label("Contraseña").fill(PASSWORD)
+    page.get_by_role("button", name="Entrar").click()
+    page.wait_for_url(re.compile(r"/$"))
+
+
+def enter(page, box, player, value):
+    """Tap a box, tap a value in the picker, and wait for the card to show it."""
+    page.locator(f'a.cell[aria-label^="{box} — {player}:"]').click()
+    page.locator("#picker-dialog[open]").wait_for()
+    if value == "":
+        page.locator("#picker").get_by_role("button", name="Sin anotar").click()
+        shown = "sin anotar"
+    else:
+        page.locator(f'#picker button[name="value"][value="{value}"]').first.click()
+        shown = str(value)
+    page.locator(f'a.cell[aria-label="{box} — {player}: {shown}"]').wait_for()
+    page.locator("#picker-dialog[open]").wait_for(state="detached")
+
+
+def test_the_seed_flow_on_a_phone(phone):
+    page = phone
+    UserFactory(username="olga", display_name="Olga")
+    for username, name in (("ana", "Ana"), ("ben", "Ben"), ("carla", "Carla")):
+        UserFactory(username=username, display_name=name)
+
+    log_in(page, "olga")
+    page.get_by_role("link", name="Tarjeta de puntos").first.click()
+    for name in ("Ana", "Ben", "Carla"):
+        page.get_by_label(name).check()
+    page.get_by_role("button", name="Continuar: orden en la mesa").click()
+    page.get_by_role("button", name="Crear tarjeta").click()
+    page.wait_for_url(re.compile(r"/tarjetas/\d+/$"))
+
+    ana = [3, 6, 9, None, 15, 18, 20, 0, 25, 30, 0, 50, 22]  # Cuatros comes from the joker
+    ben = [0, 4, 6, 8, 10, 12, 15, 0, 0, 30, 40, 0, 20]
+    # A correction to «Sin anotar» and an undo on the way.
+    enter(page, "Unos", "Ben", 1)
+    enter(page, "Unos", "Ben", "")
+    enter(page, "Libre (Chance)", "Carla", 25)
+    page.get_by_role("button", name="Deshacer").click()
+    page.locator('a.cell[aria-label="Libre (Chance) — Carla: sin anotar"]').wait_for()
+
+    for box, a, b in zip(BOXES, ana, ben, strict=True):
+        if a is not None:
+            enter(page, box, "Ana", a)
+        enter(page, box, "Ben", b)
+        enter(page, box, "Carla", b)
+
+    # Ana's second Yahtzee, five fours: the joker order offers only Cuatros.
+    page.get_by_role("link", name="Yahtzee extra — Ana").click()
+    page.locator("#picker-dialog[open]").wait_for()
+    page.get_by_role("link", name="Cinco 4").click()
+    choices = page.locator('#picker button[name="box"]')
+    choices.first.wait_for()
+    assert choices.count() == 1
+    choices.first.click()
+    page.locator('a.cell[aria-label="Cuatros — Ana: 20"]').wait_for()
+
+    page.get_by_role("button", name="Finalizar y guardar resultados").click()
+    page.get_by_text("presencial").first.wait_for()
+    card = Scorecard.objects.get()
+    assert card.is_finalized
+    seats = {s.player.display_name: (s.total, s.place) for s in card.seats.all()}
+    assert seats == {"Ana": (353, 1), "Ben": (145, 2), "Carla": (145, 2)}
+    assert page.errors == []
+
+    for username, total, place in (("ana", 353, 1), ("ben", 145, 2), ("carla", 145, 2)):
+        page.context.clear_cookies()
+        log_in(page, username)
+        page.goto("/historial/")
+        row = page.locator(".game-list li").first
+        assert "presencial" in row.inner_text()
+        assert f"tu total {total} ({place}º)" in row.inner_text()
+    assert page.errors == []
