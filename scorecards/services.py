@@ -112,8 +112,6 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Change | Non
             _("%(box)s: %(value)s no es una puntuación posible.")
             % {"box": box_label(box), "value": new}
         )
-    if box == Category.CHANCE and new == 0:
-        raise Refused(_("Libre (Chance) no se puede tachar: cualquier tirada puntúa."))
     with transaction.atomic():
         scorecard = _locked(scorecard_id)
         seat = _seat(scorecard, seat_id)
@@ -200,7 +198,7 @@ def scorecard_finalize(*, scorecard_id) -> Scorecard:
     with transaction.atomic():
         scorecard = _locked(scorecard_id)
         seats = list(scorecard.seats.select_related("player"))
-        problems = [(seat, seat.problems) for seat in seats if seat.problems]
+        problems = [(seat, problems) for seat in seats if (problems := seat.problems)]
         if problems:
             raise Refused(_("Aún no se puede finalizar."), status=409, problems=problems)
         totals = [seat.totals.total for seat in seats]

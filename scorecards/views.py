@@ -46,7 +46,6 @@ def _sheet_context(scorecard, user) -> dict:
     # Cell links are concatenated here: a {% url %} per cell is the slowest part of the page.
     rows = [
         {
-            "box": c.value,
             "label": c.label,
             "cells": [
                 {
@@ -73,7 +72,7 @@ def _sheet_context(scorecard, user) -> dict:
         "lower_rows": rows[6:],
         "changes": changes,
         "can_edit": scorecard.can_edit(user),
-        "problems": [(seat, seat.problems) for seat in seats if seat.problems],
+        "problems": [(seat, problems) for seat in seats if (problems := seat.problems)],
         "bonus_box": BONUS,
         "base": base,
     }
@@ -161,7 +160,6 @@ def scorecard_order(request):
             "moves": moves,
             "players": players,
             "ids": ids,
-            "query": _query(ids),
             "rounds": rounds,
             "starter": players[0] if starter is not None else None,
             "tied": _tied(rounds, players) if starter is None and rounds else [],

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from scorecards.models import Scorecard
+from scorecards.rules import Category
 from tests.factories import PASSWORD, UserFactory
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -16,21 +17,7 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 pytestmark = pytest.mark.browser
 
-BOXES = [
-    "Unos",
-    "Doses",
-    "Treses",
-    "Cuatros",
-    "Cincos",
-    "Seises",
-    "Trío",
-    "Póquer",
-    "Full",
-    "Escalera pequeña",
-    "Escalera grande",
-    "Yahtzee",
-    "Libre (Chance)",
-]
+BOXES = [category.label for category in Category]
 
 
 @pytest.fixture(scope="module")

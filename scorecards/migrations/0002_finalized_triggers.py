@@ -8,45 +8,37 @@ from django.db import migrations
 
 MESSAGE = "scorecard is finalized"
 
+# How each protected table finds the card a row belongs to.
+CARD_OF = {
+    "seat": "{row}.scorecard_id",
+    "change": "{row}.scorecard_id",
+    "changeitem": "(SELECT scorecard_id FROM scorecards_change WHERE id = {row}.change_id)",
+}
+ROW_OPS = (("INSERT", "NEW"), ("UPDATE", "OLD"), ("DELETE", "OLD"))
+
 SQLITE = [
-    f"""
-    CREATE TRIGGER scorecard_finalized_no_update BEFORE UPDATE ON scorecards_scorecard
-    WHEN OLD.finalized_at IS NOT NULL
-    BEGIN SELECT RAISE(ABORT, '{MESSAGE}'); END;
-    """,
-    f"""
-    CREATE TRIGGER scorecard_finalized_no_delete BEFORE DELETE ON scorecards_scorecard
-    WHEN OLD.finalized_at IS NOT NULL
-    BEGIN SELECT RAISE(ABORT, '{MESSAGE}'); END;
-    """,
+    *[
+        f"""
+        CREATE TRIGGER scorecard_finalized_no_{op.lower()} BEFORE {op} ON scorecards_scorecard
+        WHEN OLD.finalized_at IS NOT NULL
+        BEGIN SELECT RAISE(ABORT, '{MESSAGE}'); END;
+        """
+        for op in ("UPDATE", "DELETE")
+    ],
     *[
         f"""
         CREATE TRIGGER {table}_finalized_no_{op.lower()} BEFORE {op} ON scorecards_{table}
         WHEN (SELECT finalized_at FROM scorecards_scorecard
-              WHERE id = {row}.scorecard_id) IS NOT NULL
+              WHERE id = {card.format(row=row)}) IS NOT NULL
         BEGIN SELECT RAISE(ABORT, '{MESSAGE}'); END;
         """
-        for table in ("seat", "change")
-        for op, row in (("INSERT", "NEW"), ("UPDATE", "OLD"), ("DELETE", "OLD"))
+        for table, card in CARD_OF.items()
+        for op, row in ROW_OPS
     ],
     # The change log is append-only: rows may only go with a discarded card.
-    f"""
+    """
     CREATE TRIGGER changeitem_no_update BEFORE UPDATE ON scorecards_changeitem
     BEGIN SELECT RAISE(ABORT, 'the change log is append-only'); END;
-    """,
-    f"""
-    CREATE TRIGGER changeitem_finalized_no_write BEFORE INSERT ON scorecards_changeitem
-    WHEN (SELECT s.finalized_at FROM scorecards_scorecard s
-          JOIN scorecards_change c ON c.scorecard_id = s.id
-          WHERE c.id = NEW.change_id) IS NOT NULL
-    BEGIN SELECT RAISE(ABORT, '{MESSAGE}'); END;
-    """,
-    f"""
-    CREATE TRIGGER changeitem_finalized_no_delete BEFORE DELETE ON scorecards_changeitem
-    WHEN (SELECT s.finalized_at FROM scorecards_scorecard s
-          JOIN scorecards_change c ON c.scorecard_id = s.id
-          WHERE c.id = OLD.change_id) IS NOT NULL
-    BEGIN SELECT RAISE(ABORT, '{MESSAGE}'); END;
     """,
 ]
 
@@ -54,13 +46,11 @@ SQLITE_DROP = [
     "DROP TRIGGER IF EXISTS scorecard_finalized_no_update;",
     "DROP TRIGGER IF EXISTS scorecard_finalized_no_delete;",
     *[
-        f"DROP TRIGGER IF EXISTS {table}_finalized_no_{op};"
-        for table in ("seat", "change")
-        for op in ("insert", "update", "delete")
+        f"DROP TRIGGER IF EXISTS {table}_finalized_no_{op.lower()};"
+        for table in CARD_OF
+        for op, _ in ROW_OPS
     ],
     "DROP TRIGGER IF EXISTS changeitem_no_update;",
-    "DROP TRIGGER IF EXISTS changeitem_finalized_no_write;",
-    "DROP TRIGGER IF EXISTS changeitem_finalized_no_delete;",
 ]
 
 POSTGRES = [
