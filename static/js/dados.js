@@ -25,8 +25,17 @@
   });
 
   document.addEventListener("htmx:afterSettle", function (event) {
+    var target = event.detail.target;
+    if (!target || target.id !== "sheet") return;
     var d = dialog();
-    if (d && d.open && event.detail.target && event.detail.target.id === "sheet") d.close();
+    if (d && d.open) d.close();
+    // A refused write says why at the top of the card: bring it into view.
+    var alert = document.querySelector("#sheet > .alert-error");
+    if (alert) {
+      alert.setAttribute("tabindex", "-1");
+      alert.focus();
+      alert.scrollIntoView({block: "center"});
+    }
   });
 
   document.addEventListener("close", function (event) {
