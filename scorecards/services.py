@@ -1,7 +1,6 @@
 """Writes that span several models: each one is a single transaction with its change log."""
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -54,7 +53,11 @@ def parse_value(raw) -> int | None:
 
 def _locked(scorecard_id) -> Scorecard:
     """Lock the card for this transaction and refuse if it is finalized."""
-    scorecard = Scorecard.objects.select_for_update().get(pk=scorecard_id)
+    scorecard = (
+        Scorecard.objects.select_for_update(of=("self",))
+        .select_related("organizer")
+        .get(pk=scorecard_id)
+    )
     if scorecard.is_finalized:
         raise Refused(str(FinalizedError.message), status=409)
     return scorecard
@@ -74,7 +77,9 @@ def _record(scorecard, author, kind, items, undoes=None) -> Change:
         ChangeItem(change=change, seat=seat, box=box, old=old, new=new)
         for seat, box, old, new in items
     )
-    Scorecard.objects.filter(pk=scorecard.pk).update(version=F("version") + 1)
+    # The card is locked for this transaction, so the in-memory version is current.
+    scorecard.version += 1
+    Scorecard.objects.filter(pk=scorecard.pk).update(version=scorecard.version)
     return change
 
 
@@ -101,7 +106,7 @@ def scorecard_create(*, organizer, players) -> Scorecard:
     return scorecard
 
 
-def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Change | None:
+def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
     """Write one box (or the bonus count) if it still holds what the writer saw."""
     if box not in BOXES:
         raise Refused(_("Esa casilla no existe."), status=404)
@@ -129,14 +134,14 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Change | Non
                 },
                 status=409,
             )
-        if current == new:
-            return None
-        item = _set(seat, box, new)
-        seat.save(update_fields=[box])
-        return _record(scorecard, author, Change.Kind.BOX, [item])
+        if current != new:
+            item = _set(seat, box, new)
+            seat.save(update_fields=[box])
+            _record(scorecard, author, Change.Kind.BOX, [item])
+        return scorecard
 
 
-def joker_write(*, scorecard_id, seat_id, face, box, author) -> Change:
+def joker_write(*, scorecard_id, seat_id, face, box, author) -> Scorecard:
     """An extra five of a kind: the joker box and, with 50 in Yahtzee, the +100 bonus."""
     try:
         face = int(face)
@@ -166,10 +171,11 @@ def joker_write(*, scorecard_id, seat_id, face, box, author) -> Change:
             items.append(_set(seat, BONUS, seat.yahtzee_bonuses + 1))
             fields.append(BONUS)
         seat.save(update_fields=fields)
-        return _record(scorecard, author, Change.Kind.JOKER, items)
+        _record(scorecard, author, Change.Kind.JOKER, items)
+        return scorecard
 
 
-def change_undo(*, scorecard_id, author) -> Change:
+def change_undo(*, scorecard_id, author) -> Scorecard:
     """Undo the latest change not yet undone, restoring every value it wrote."""
     with transaction.atomic():
         scorecard = _locked(scorecard_id)
@@ -190,7 +196,8 @@ def change_undo(*, scorecard_id, author) -> Change:
             items.append(_set(seat, item.box, item.old))
         for seat in {item[0] for item in items}:
             seat.save()
-        return _record(scorecard, author, Change.Kind.UNDO, items, undoes=target)
+        _record(scorecard, author, Change.Kind.UNDO, items, undoes=target)
+        return scorecard
 
 
 def scorecard_finalize(*, scorecard_id) -> Scorecard:
@@ -206,9 +213,8 @@ def scorecard_finalize(*, scorecard_id) -> Scorecard:
             seat.total, seat.place = total, place
         Seat.objects.bulk_update(seats, ["total", "place"])
         scorecard.finalized_at = timezone.now()
-        scorecard.version = F("version") + 1
+        scorecard.version += 1
         scorecard.save(update_fields=["finalized_at", "version"])
-        scorecard.refresh_from_db(fields=["version"])
     return scorecard
 
 

@@ -1,20 +1,28 @@
+import csv
+import dataclasses
+
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.db.models import Prefetch, Q
-from django.http import Http404, HttpResponseNotAllowed
+from django.http import Http404, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from scorecards import rules, services
+from scorecards.forms import HistoryFilterForm
 from scorecards.models import BONUS, ChangeItem, Scorecard, Seat
 from scorecards.rules import Category
 from scorecards.services import Refused
 
 RECENT_CHANGES = 5
+HISTORY_PAGE = 20
 
 
 def _card(request, pk, *, edit=False) -> Scorecard:
@@ -33,11 +41,7 @@ def _sheet_context(scorecard, user) -> dict:
     """Everything the card template needs, in a fixed number of queries."""
     seats = list(scorecard.seats.select_related("player"))
     totals = [seat.totals for seat in seats]
-    places = (
-        [seat.place for seat in seats]
-        if scorecard.is_finalized
-        else rules.positions([t.total for t in totals])
-    )
+    places = _places(scorecard, seats)
     columns = [
         {"seat": seat, "totals": t, "place": place, "missing": max(0, 63 - t.upper)}
         for seat, t, place in zip(seats, totals, places, strict=True)
@@ -76,6 +80,13 @@ def _sheet_context(scorecard, user) -> dict:
         "bonus_box": BONUS,
         "base": base,
     }
+
+
+def _places(scorecard, seats) -> list[int]:
+    """Stored positions of a finalized card, live ones while it is in progress."""
+    if scorecard.is_finalized:
+        return [seat.place for seat in seats]
+    return rules.positions([seat.totals.total for seat in seats])
 
 
 def _refused(request, scorecard_pk, refused: Refused):
@@ -229,6 +240,25 @@ def scorecard_create(request):
 
 @login_required
 @require_GET
+def scorecard_live(request, pk):
+    """Live card poll: 204 while the version is unchanged, else the fresh card."""
+    version = (
+        Scorecard.objects.visible_to(request.user)
+        .filter(pk=pk)
+        .values_list("version", flat=True)
+        .first()
+    )
+    if version is None:
+        raise Http404
+    if request.GET.get("v") == str(version):
+        return HttpResponse(status=204)
+    scorecard = _card(request, pk)
+    return render(request, "scorecards/card.html#sheet", _sheet_context(scorecard, request.user))
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
 def scorecard_detail(request, pk):
     scorecard = _card(request, pk)
     context = _sheet_context(scorecard, request.user)
@@ -238,12 +268,13 @@ def scorecard_detail(request, pk):
 
 
 @login_required
+@vary_on_headers("HX-Request")
 def box(request, pk, seat_id, box):
     """The picker for one box (GET) and the write (POST)."""
     try:
         scorecard = _card(request, pk, edit=True)
         if request.method == "POST":
-            services.box_write(
+            scorecard = services.box_write(
                 scorecard_id=scorecard.pk,
                 seat_id=seat_id,
                 box=box,
@@ -289,12 +320,13 @@ def _not_allowed():
 
 
 @login_required
+@vary_on_headers("HX-Request")
 def joker(request, pk, seat_id):
     """«Yahtzee extra»: the face, then only the boxes the joker order allows."""
     try:
         scorecard = _card(request, pk, edit=True)
         if request.method == "POST":
-            services.joker_write(
+            scorecard = services.joker_write(
                 scorecard_id=scorecard.pk,
                 seat_id=seat_id,
                 face=request.POST.get("face"),
@@ -333,7 +365,7 @@ def joker(request, pk, seat_id):
 def undo(request, pk):
     try:
         scorecard = _card(request, pk, edit=True)
-        services.change_undo(scorecard_id=scorecard.pk, author=request.user)
+        scorecard = services.change_undo(scorecard_id=scorecard.pk, author=request.user)
     except Refused as refused:
         return _refused(request, pk, refused)
     return _saved(request, scorecard)
@@ -369,29 +401,114 @@ def discard(request, pk):
     return render(request, "scorecards/discard.html", {"scorecard": scorecard})
 
 
+def _my_games(request):
+    """My finalized seats, filtered as the request asks, newest first."""
+    form = HistoryFilterForm(request.GET or None)
+    seats = form.filter(
+        Seat.objects.filter(player=request.user, scorecard__finalized_at__isnull=False)
+    )
+    seats = (
+        seats.select_related("scorecard")
+        .prefetch_related(
+            Prefetch("scorecard__seats", queryset=Seat.objects.select_related("player"))
+        )
+        .order_by("-scorecard__finalized_at", "-scorecard_id")
+    )
+    return form, seats
+
+
+def _winners(scorecard) -> list:
+    return [seat.player for seat in scorecard.seats.all() if seat.place == 1]
+
+
 @login_required
 @require_GET
 def history(request):
-    """«Historial»: the finalized games I played, newest first."""
-    seats = (
-        Seat.objects.filter(player=request.user, scorecard__finalized_at__isnull=False)
-        .select_related("scorecard")
-        .order_by("-scorecard__finalized_at")
-    )[:200]
-    games = list(seats)
-    cards = {
-        card.pk: card
-        for card in Scorecard.objects.filter(
-            pk__in=[g.scorecard_id for g in games]
-        ).prefetch_related(
-            Prefetch("seats", queryset=Seat.objects.select_related("player").order_by("place"))
-        )
-    }
-    rows = [{"mine": g, "scorecard": cards[g.scorecard_id]} for g in games]
+    """«Historial»: the finalized games I played, newest first, paginated and filterable."""
+    form, seats = _my_games(request)
+    page = Paginator(seats, HISTORY_PAGE).get_page(request.GET.get("pagina"))
+    rows = [{"mine": seat, "winners": _winners(seat.scorecard)} for seat in page]
     in_progress = (
         Scorecard.objects.in_progress()
         .filter(Q(organizer=request.user) | Q(seats__player=request.user))
         .distinct()
         .order_by("-created_at")[:20]
     )
-    return render(request, "scorecards/history.html", {"rows": rows, "in_progress": in_progress})
+    query = request.GET.copy()
+    query.pop("pagina", None)
+    return render(
+        request,
+        "scorecards/history.html",
+        {
+            "form": form,
+            "page": page,
+            "rows": rows,
+            "in_progress": in_progress,
+            "query": query.urlencode(),
+        },
+    )
+
+
+@login_required
+@require_GET
+def history_csv(request):
+    """My history as CSV, one row per game, for a spreadsheet."""
+    _, seats = _my_games(request)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="dados-historial.csv"'
+    # The BOM makes spreadsheets read UTF-8; semicolons are what a Spanish locale expects.
+    response.write("\ufeff")
+    writer = csv.writer(response, delimiter=";")
+    writer.writerow(
+        ["fecha", "modalidad", "jugadores", "mi total", "mi posición", "ganadores", "partida"]
+    )
+    for seat in seats:
+        card = seat.scorecard
+        writer.writerow(
+            [
+                timezone.localtime(card.finalized_at).strftime("%Y-%m-%d %H:%M"),
+                card.mode,
+                _cell(", ".join(f"{s.player.name} ({s.total})" for s in card.seats.all())),
+                seat.total,
+                seat.place,
+                _cell(", ".join(p.name for p in _winners(card))),
+                card.pk,
+            ]
+        )
+    return response
+
+
+def _cell(text: str) -> str:
+    """Keep a spreadsheet from reading a player's name as a formula."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+@login_required
+@require_GET
+def scorecard_json(request, pk):
+    """One game as JSON: every box, bonuses, totals, positions, players, date, modality."""
+    scorecard = _card(request, pk)
+    seats = list(scorecard.seats.select_related("player"))
+    places = _places(scorecard, seats)
+    data = {
+        "partida": scorecard.pk,
+        "modalidad": scorecard.mode,
+        "creada": scorecard.created_at.isoformat(),
+        "finalizada": scorecard.finalized_at.isoformat() if scorecard.finalized_at else None,
+        "organizador": scorecard.organizer.name,
+        "jugadores": [
+            {
+                "jugador": seat.player.name,
+                "usuario": seat.player.username,
+                "turno": seat.order + 1,
+                "casillas": {c.value: getattr(seat, c) for c in Category},
+                "bonus_yahtzee": seat.yahtzee_bonuses,
+                "totales": dataclasses.asdict(seat.totals),
+                "posicion": place,
+            }
+            for seat, place in zip(seats, places, strict=True)
+        ],
+    }
+    response = JsonResponse(data, json_dumps_params={"ensure_ascii": False, "indent": 2})
+    response["Content-Disposition"] = f'attachment; filename="dados-partida-{scorecard.pk}.json"'
+    return response

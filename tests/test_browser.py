@@ -137,7 +137,7 @@ def test_the_seed_flow_on_a_phone(phone):
         page.context.clear_cookies()
         log_in(page, username)
         page.goto("/historial/")
-        row = page.locator(".game-list li").first
+        row = page.locator(".history li").first
         assert "presencial" in row.inner_text()
-        assert f"tu total {total} ({place}º)" in row.inner_text()
+        assert f"Tu total {total} · {place}º de 3" in row.inner_text()
     assert page.errors == []

@@ -440,7 +440,7 @@ def test_the_game_appears_in_every_players_history(client, card, ana, ben):
         client.force_login(player)
         response = client.get(reverse("history"))
         assert "presencial" in response.text
-        assert "tu total <strong>245</strong> (1º)" in response.text
+        assert "Tu total <strong>245</strong> · 1º de 2" in response.text
 
 
 def test_discard_asks_first_and_then_deletes(org_client, card):

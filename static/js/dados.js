@@ -2,14 +2,19 @@
 (function () {
   "use strict";
   var opener = null;
+  var fromPicker = false;
+  var userSwap = false;
 
   function dialog() { return document.getElementById("picker-dialog"); }
 
   document.addEventListener("htmx:beforeRequest", function (event) {
     var source = event.detail.elt;
-    if (source && source.getAttribute("hx-target") === "#picker" && !source.closest("#picker")) {
+    if (!source || source.classList.contains("poll")) return;
+    if (source.getAttribute("hx-target") === "#picker" && !source.closest("#picker")) {
       opener = source;
     }
+    fromPicker = !!source.closest("#picker-dialog");
+    userSwap = source.getAttribute("hx-target") === "#sheet";
     hideError();
   });
 
@@ -26,9 +31,12 @@
 
   document.addEventListener("htmx:afterSettle", function (event) {
     var target = event.detail.target;
-    if (!target || target.id !== "sheet") return;
+    // A live poll refreshes the card under an open picker; only the picker's own
+    // answer closes it.
+    if (!target || target.id !== "sheet" || !userSwap) return;
+    userSwap = false;
     var d = dialog();
-    if (d && d.open) d.close();
+    if (fromPicker && d && d.open) d.close();
     // A refused write says why at the top of the card: bring it into view.
     var alert = document.querySelector("#sheet > .alert-error");
     if (alert) {
@@ -65,8 +73,11 @@
     if (box) box.hidden = true;
   }
 
-  document.addEventListener("htmx:sendError", function () {
-    showError("Sin conexión: no se ha guardado nada. Comprueba la red y vuelve a intentarlo.");
+  document.addEventListener("htmx:sendError", function (event) {
+    var poll = event.detail.elt && event.detail.elt.classList.contains("poll");
+    showError(poll
+      ? "Sin conexión: la tarjeta puede no estar al día."
+      : "Sin conexión: no se ha guardado nada. Comprueba la red y vuelve a intentarlo.");
   });
   document.addEventListener("htmx:responseError", function (event) {
     var status = event.detail.xhr ? event.detail.xhr.status : 0;
