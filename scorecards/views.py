@@ -62,13 +62,11 @@ def _sheet_context(scorecard, user) -> dict:
         }
         for c in Category
     ]
-    changes = list(
-        scorecard.changes.select_related("author")
-        .prefetch_related(
-            Prefetch("items", queryset=ChangeItem.objects.select_related("seat__player"))
-        )
-        .order_by("-pk")[:RECENT_CHANGES]
+    changes = scorecard.changes.select_related("author").prefetch_related(
+        Prefetch("items", queryset=ChangeItem.objects.select_related("seat__player"))
     )
+    # A finished game shows its whole log; one in progress only the latest entries.
+    changes = list(changes if scorecard.is_finalized else changes[:RECENT_CHANGES])
     return {
         "scorecard": scorecard,
         "columns": columns,
@@ -77,9 +75,25 @@ def _sheet_context(scorecard, user) -> dict:
         "changes": changes,
         "can_edit": scorecard.can_edit(user),
         "problems": [(seat, problems) for seat in seats if (problems := seat.problems)],
+        "log_summary": _log_summary(changes) if scorecard.is_finalized else None,
         "bonus_box": BONUS,
         "base": base,
     }
+
+
+def _log_summary(changes) -> dict:
+    """Counts of a finished game's log: first entries, corrections, extra Yahtzees, undos."""
+    summary = {"total": len(changes), "entries": 0, "corrections": 0, "jokers": 0, "undos": 0}
+    for change in changes:
+        if change.kind == change.Kind.UNDO:
+            summary["undos"] += 1
+        elif change.kind == change.Kind.JOKER:
+            summary["jokers"] += 1
+        elif any(item.old is not None for item in change.items.all()):
+            summary["corrections"] += 1
+        else:
+            summary["entries"] += 1
+    return summary
 
 
 def _places(scorecard, seats) -> list[int]:
