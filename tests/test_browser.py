@@ -141,3 +141,28 @@ def test_the_seed_flow_on_a_phone(phone):
         assert "presencial" in row.inner_text()
         assert f"Tu total {total} · {place}º de 3" in row.inner_text()
     assert page.errors == []
+
+
+def test_a_player_sees_the_organizers_entry_live_without_reloading(browser, server):
+    from scorecards.services import scorecard_create
+
+    organizer = UserFactory(username="olga", display_name="Olga")
+    ana = UserFactory(username="ana", display_name="Ana")
+    card = scorecard_create(organizer=organizer, players=[ana, UserFactory(display_name="Ben")])
+    pages = []
+    for username in ("olga", "ana"):
+        context = browser.new_context(viewport={"width": 390, "height": 844}, base_url=server)
+        page = context.new_page()
+        log_in(page, username)
+        page.goto(f"/tarjetas/{card.pk}/")
+        pages.append(page)
+    organizer_page, player_page = pages
+    player_page.evaluate("window.stillTheSamePage = true")
+    assert player_page.locator("a.cell").count() == 0
+
+    enter(organizer_page, "Cincos", "Ana", 20)
+    player_page.locator('.cell[aria-label="Cincos — Ana: 20"]').wait_for(timeout=6000)
+    assert player_page.evaluate("window.stillTheSamePage") is True
+    assert player_page.locator("tr.total td").first.inner_text() == "20"
+    for page in pages:
+        page.context.close()
