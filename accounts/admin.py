@@ -1,18 +1,94 @@
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.auth import password_validation
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
+from django.contrib.auth.forms import UsernameField
+from django.db.models import Count, Max, Q
+from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
 
 
+class PlayerCreationForm(forms.ModelForm):
+    """Register a player: the admin sets a password or lets the app make a temporary one."""
+
+    GENERATE, CHOOSE = "generar", "elegir"
+
+    password_mode = forms.ChoiceField(
+        label=_("Contraseña"),
+        choices=[
+            (GENERATE, _("Generar una contraseña temporal (se muestra una sola vez)")),
+            (CHOOSE, _("Elegirla yo")),
+        ],
+        initial=GENERATE,
+        widget=forms.RadioSelect,
+    )
+    password1 = forms.CharField(
+        label=_("Contraseña elegida"),
+        required=False,
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+    password2 = forms.CharField(
+        label=_("Repite la contraseña"),
+        required=False,
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+
+    class Meta:
+        model = User
+        fields = ["username", "display_name"]
+        field_classes = {"username": UsernameField}
+
+    temporary_password = None
+
+    def clean(self):
+        data = super().clean()
+        if data.get("password_mode") == self.CHOOSE:
+            first, second = data.get("password1"), data.get("password2")
+            if not first:
+                self.add_error("password1", _("Escribe la contraseña o elige generarla."))
+            elif first != second:
+                self.add_error("password2", _("Las dos contraseñas no coinciden."))
+            else:
+                self.instance.username = data.get("username", "")
+                try:
+                    password_validation.validate_password(first, self.instance)
+                except forms.ValidationError as error:
+                    self.add_error("password1", error)
+        return data
+
+    def save(self, commit=True):
+        user = super().save(commit=False)
+        if self.cleaned_data["password_mode"] == self.GENERATE:
+            self.temporary_password = user.set_temporary_password()
+        else:
+            user.set_password(self.cleaned_data["password1"])
+        if commit:
+            user.save()
+        return user
+
+
 @admin.register(User)
 class UserAdmin(BaseUserAdmin):
-    list_display = ["display_name", "username", "is_active", "is_staff", "last_login"]
+    add_form = PlayerCreationForm
+    add_form_template = None
+    list_display = [
+        "display_name",
+        "username",
+        "is_active",
+        "is_staff",
+        "games",
+        "last_game",
+        "last_login",
+    ]
     list_filter = ["is_active", "is_staff"]
     search_fields = ["display_name", "username", "first_name", "last_name"]
     ordering = ["display_name", "username"]
     fieldsets = [
-        (None, {"fields": ["username", "display_name", "password"]}),
+        (None, {"fields": ["username", "display_name", "password", "must_change_password"]}),
         (_("Permisos"), {"fields": ["is_active", "is_staff", "is_superuser"]}),
         (_("Fechas"), {"fields": ["last_login", "date_joined"]}),
     ]
@@ -21,7 +97,95 @@ class UserAdmin(BaseUserAdmin):
             None,
             {
                 "classes": ["wide"],
-                "fields": ["username", "display_name", "password1", "password2"],
+                "fields": ["username", "display_name", "password_mode", "password1", "password2"],
             },
         ),
     ]
+    readonly_fields = ["last_login", "date_joined"]
+    actions = ["deactivate", "reactivate", "temporary_password"]
+
+    def get_queryset(self, request):
+        finalized = Q(seats__scorecard__finalized_at__isnull=False)
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                game_count=Count("seats", filter=finalized),
+                last_game_at=Max("seats__scorecard__finalized_at"),
+            )
+        )
+
+    @admin.display(description=_("partidas"), ordering="game_count")
+    def games(self, user):
+        return user.game_count
+
+    @admin.display(description=_("última partida"), ordering="last_game_at")
+    def last_game(self, user):
+        return user.last_game_at
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if getattr(form, "temporary_password", None):
+            messages.warning(request, _temporary_message([(obj, form.temporary_password)]))
+        if change and "is_active" in form.changed_data and not obj.is_active:
+            obj.end_sessions()
+
+    def get_deleted_objects(self, objs, request):
+        """A player who appears in any scorecard is never deleted: deactivate instead."""
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        users = objs if isinstance(objs, list) else list(objs)
+        played = User.objects.filter(pk__in=[u.pk for u in users]).filter(
+            Q(seats__isnull=False) | Q(organized_scorecards__isnull=False)
+        )
+        explained = [
+            _(
+                "%(name)s aparece en tarjetas de puntos y su historial no se puede borrar: "
+                "desactívalo en su lugar."
+            )
+            % {"name": user.name}
+            for user in played.distinct()
+        ]
+        if explained:
+            # The reason is the history, not a missing permission: say only that.
+            return deleted, counts, set(), explained
+        return deleted, counts, perms_needed, protected
+
+    @admin.action(description=_("Desactivar los jugadores seleccionados"))
+    def deactivate(self, request, queryset):
+        users = list(queryset.filter(is_active=True))
+        for user in users:
+            user.is_active = False
+            user.save(update_fields=["is_active"])
+            user.end_sessions()
+            self.log_change(request, user, _("Desactivado."))
+        self.message_user(request, _("%(n)s jugadores desactivados.") % {"n": len(users)})
+
+    @admin.action(description=_("Reactivar los jugadores seleccionados"))
+    def reactivate(self, request, queryset):
+        users = list(queryset.filter(is_active=False))
+        for user in users:
+            user.is_active = True
+            user.save(update_fields=["is_active"])
+            self.log_change(request, user, _("Reactivado."))
+        self.message_user(request, _("%(n)s jugadores reactivados.") % {"n": len(users)})
+
+    @admin.action(description=_("Generar una contraseña temporal"))
+    def temporary_password(self, request, queryset):
+        issued = []
+        for user in queryset:
+            password = user.set_temporary_password()
+            user.save(update_fields=["password", "must_change_password"])
+            user.end_sessions()
+            self.log_change(request, user, _("Contraseña temporal generada."))
+            issued.append((user, password))
+        messages.warning(request, _temporary_message(issued))
+
+
+def _temporary_message(issued):
+    lines = format_html_join(
+        "",
+        "<li><strong>{}</strong> ({}): <code>{}</code></li>",
+        ((user.name, user.username, password) for user, password in issued),
+    )
+    intro = _("Contraseñas temporales (se muestran una sola vez; deberán cambiarse al entrar):")
+    return format_html("{}<ul>{}</ul>", intro, lines)

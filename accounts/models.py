@@ -1,5 +1,9 @@
+import secrets
+
+from django.contrib.auth import SESSION_KEY
 from django.contrib.auth.models import AbstractUser
 from django.db import models
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 
@@ -11,6 +15,11 @@ class User(AbstractUser):
         max_length=60,
         help_text=_("El nombre que ven los demás jugadores en las tarjetas."),
     )
+    must_change_password = models.BooleanField(
+        _("debe cambiar la contraseña"),
+        default=False,
+        help_text=_("Tiene una contraseña temporal y debe cambiarla al entrar."),
+    )
 
     class Meta:
         verbose_name = _("jugador")
@@ -19,6 +28,25 @@ class User(AbstractUser):
 
     def __str__(self):
         return self.name
+
+    def set_temporary_password(self) -> str:
+        """Give a new random password that must be changed at the next log-in; return it."""
+        password = secrets.token_urlsafe(9)
+        self.set_password(password)
+        self.must_change_password = True
+        return password
+
+    def end_sessions(self) -> int:
+        """Log this player out everywhere by deleting their sessions; return how many."""
+        from django.contrib.sessions.models import Session
+
+        mine = [
+            session.pk
+            for session in Session.objects.filter(expire_date__gt=timezone.now()).iterator()
+            if session.get_decoded().get(SESSION_KEY) == str(self.pk)
+        ]
+        Session.objects.filter(pk__in=mine).delete()
+        return len(mine)
 
     @property
     def name(self) -> str:

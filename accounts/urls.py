@@ -5,6 +5,7 @@ from accounts import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("perfil/", views.profile, name="profile"),
     path(
         "entrar/",
         auth_views.LoginView.as_view(redirect_authenticated_user=True),
@@ -13,7 +14,7 @@ urlpatterns = [
     path("salir/", auth_views.LogoutView.as_view(), name="logout"),
     path(
         "contrasena/",
-        auth_views.PasswordChangeView.as_view(),
+        views.PasswordChangeView.as_view(),
         name="password_change",
     ),
     path(

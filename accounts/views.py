@@ -1,7 +1,41 @@
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+
+from accounts.models import User
 
 
 @login_required
 def home(request):
     return render(request, "accounts/home.html")
+
+
+class PasswordChangeView(auth_views.PasswordChangeView):
+    def form_valid(self, form):
+        form.user.must_change_password = False
+        return super().form_valid(form)
+
+
+class ProfileForm(forms.ModelForm):
+    class Meta:
+        model = User
+        fields = ["display_name"]
+
+    def clean_display_name(self):
+        name = self.cleaned_data["display_name"].strip()
+        if not name:
+            raise forms.ValidationError("Escribe el nombre que verán los demás.")
+        return name
+
+
+@login_required
+def profile(request):
+    """«Mi perfil»: the player's own display name, and a way to the password change."""
+    form = ProfileForm(request.POST or None, instance=request.user)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        messages.success(request, "Nombre guardado.")
+        return redirect("profile")
+    return render(request, "accounts/profile.html", {"form": form})

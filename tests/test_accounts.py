@@ -135,7 +135,7 @@ def test_the_django_admin_registers_players(admin_client):
             "display_name": "Luis",
             "password1": "clave-de-luis-2026",
             "password2": "clave-de-luis-2026",
-            "usable_password": "true",
+            "password_mode": "elegir",
         },
     )
     assert response.status_code == 302, response.text[:2000]

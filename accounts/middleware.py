@@ -1,0 +1,22 @@
+from django.contrib import messages
+from django.shortcuts import redirect
+from django.urls import reverse
+from django_htmx.http import HttpResponseClientRedirect
+
+
+class PasswordChangeRequiredMiddleware:
+    """A player with a temporary password may do nothing but change it (or log out)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        user = request.user
+        if user.is_authenticated and user.must_change_password:
+            target = reverse("password_change")
+            if request.path not in (target, reverse("logout")):
+                if request.htmx:
+                    return HttpResponseClientRedirect(target)
+                messages.info(request, "Tu contraseña es temporal: elige una nueva para seguir.")
+                return redirect(target)
+        return self.get_response(request)

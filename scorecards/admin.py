@@ -1,0 +1,81 @@
+from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
+
+from scorecards.models import Change, Scorecard, Seat
+from scorecards.rules import Category
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.fields
+
+
+class SeatInline(ReadOnlyInline):
+    model = Seat
+    fields = ["order", "player", *[c.value for c in Category], "yahtzee_bonuses", "total", "place"]
+
+
+class ChangeInline(ReadOnlyInline):
+    model = Change
+    fk_name = "scorecard"
+    fields = ["created_at", "author", "kind", "summary"]
+
+    @admin.display(description=_("cambios"))
+    def summary(self, change):
+        return "; ".join(str(item) for item in change.items.all())
+
+
+@admin.register(Scorecard)
+class ScorecardAdmin(admin.ModelAdmin):
+    """Every card can be opened; none is edited here (the app keeps the change log)."""
+
+    list_display = ["__str__", "organizer", "players", "created_at", "state", "finalized_at"]
+    list_filter = [("finalized_at", admin.EmptyFieldListFilter), "created_at"]
+    search_fields = ["organizer__display_name", "seats__player__display_name"]
+    readonly_fields = ["organizer", "created_at", "finalized_at", "mode", "version"]
+    fields = readonly_fields
+    inlines = [SeatInline, ChangeInline]
+    list_select_related = ["organizer"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("seats__player")
+
+    @admin.display(description=_("jugadores"))
+    def players(self, scorecard):
+        return ", ".join(seat.player.name for seat in scorecard.seats.all())
+
+    @admin.display(description=_("estado"), ordering="finalized_at")
+    def state(self, scorecard):
+        return _("presencial, finalizada") if scorecard.is_finalized else _("en juego")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        # Staff may discard a card in progress; a finalized one is never deleted.
+        if obj is not None and obj.is_finalized:
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def get_deleted_objects(self, objs, request):
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        finalized = [
+            _("%(card)s está finalizada y no se puede borrar.") % {"card": card}
+            for card in objs
+            if card.is_finalized
+        ]
+        if finalized:
+            return deleted, counts, set(), finalized
+        return deleted, counts, perms_needed, protected

@@ -1,0 +1,388 @@
+import re
+
+import pytest
+from django.contrib.admin.models import LogEntry
+from django.contrib.auth import SESSION_KEY, get_user_model
+from django.contrib.sessions.models import Session
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+from django.utils import timezone
+
+from scorecards import services
+from scorecards.models import Scorecard, Seat
+from tests.factories import PASSWORD, UserFactory, fill, finalized_games, make_scorecard
+
+pytestmark = pytest.mark.django_db
+User = get_user_model()
+
+
+@pytest.fixture
+def staff():
+    return UserFactory(username="admin", display_name="Admin", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def staff_client(client, staff):
+    client.force_login(staff)
+    return client
+
+
+@pytest.fixture
+def ana():
+    return UserFactory(username="ana", display_name="Ana")
+
+
+def changelist():
+    return reverse("admin:accounts_user_changelist")
+
+
+def run_action(client, action, users):
+    return client.post(
+        changelist(),
+        {"action": action, "_selected_action": [u.pk for u in users]},
+        follow=True,
+    )
+
+
+def logged_in_client(user):
+    from django.test import Client
+
+    other = Client()
+    other.force_login(user)
+    return other
+
+
+# The list
+
+
+def test_the_player_list_shows_games_and_last_game(staff_client, ana):
+    finalized_games([ana, UserFactory()], 3)
+    response = staff_client.get(changelist())
+    assert response.status_code == 200
+    for header in ("Nombre visible", "Partidas", "Última partida", "Último inicio de sesión"):
+        assert header in response.text
+    row = next(line for line in response.text.split("<tr") if ">Ana<" in line)
+    assert re.search(r"field-games[^>]*>3<", row)
+    last_game = re.search(r"field-last_game[^>]*>([^<]*)<", row).group(1)
+    assert str(timezone.localdate().year) in last_game
+
+
+def test_the_player_list_searches_and_filters(staff_client, ana):
+    UserFactory(username="gone", display_name="Ausente", is_active=False)
+    found = staff_client.get(changelist(), {"q": "ausen"})
+    assert "Ausente" in found.text
+    assert ">Ana<" not in found.text
+    active = staff_client.get(changelist(), {"is_active__exact": "1"})
+    assert ">Ana<" in active.text
+    assert "Ausente" not in active.text
+
+
+# Registering and passwords
+
+
+def test_registering_with_a_generated_password_shows_it_once(staff_client):
+    response = staff_client.post(
+        reverse("admin:accounts_user_add"),
+        {"username": "lucia", "display_name": "Lucía", "password_mode": "generar"},
+        follow=True,
+    )
+    lucia = User.objects.get(username="lucia")
+    assert lucia.must_change_password
+    password = response.text.split("<code>")[1].split("</code>")[0]
+    assert lucia.check_password(password)
+    again = staff_client.get(reverse("admin:accounts_user_change", args=[lucia.pk]))
+    assert password not in again.text
+    assert LogEntry.objects.filter(object_id=str(lucia.pk)).exists()
+
+
+def test_a_temporary_password_must_be_changed_at_first_log_in(staff_client):
+    from django.test import Client
+
+    client = Client()
+    staff_client.post(
+        reverse("admin:accounts_user_add"),
+        {"username": "lucia", "display_name": "Lucía", "password_mode": "generar"},
+    )
+    lucia = User.objects.get(username="lucia")
+    temporary = lucia.set_temporary_password()
+    lucia.save()
+    client.post(reverse("login"), {"username": "lucia", "password": temporary})
+    response = client.get(reverse("history"))
+    assert response.status_code == 302
+    assert response.url == reverse("password_change")
+    assert "Tu contraseña es temporal" in client.get(response.url).text
+    assert client.get(reverse("history"), headers={"HX-Request": "true"})["HX-Redirect"]
+    client.post(
+        reverse("password_change"),
+        {
+            "old_password": temporary,
+            "new_password1": "mi-clave-nueva-2026",
+            "new_password2": "mi-clave-nueva-2026",
+        },
+    )
+    lucia.refresh_from_db()
+    assert not lucia.must_change_password
+    assert client.get(reverse("history")).status_code == 200
+
+
+def test_registering_with_a_chosen_password(staff_client):
+    staff_client.post(
+        reverse("admin:accounts_user_add"),
+        {
+            "username": "marcos",
+            "display_name": "Marcos",
+            "password_mode": "elegir",
+            "password1": "clave-de-marcos-1",
+            "password2": "clave-de-marcos-1",
+        },
+    )
+    marcos = User.objects.get(username="marcos")
+    assert marcos.check_password("clave-de-marcos-1")
+    assert not marcos.must_change_password
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"password1": "clave-de-marcos-1", "password2": "otra"}, "no coinciden"),
+        ({"password1": "", "password2": ""}, "Escribe la contraseña"),
+        ({"password1": "123", "password2": "123"}, "demasiado corta"),
+    ],
+)
+def test_a_bad_chosen_password_registers_nobody(staff_client, data, message):
+    response = staff_client.post(
+        reverse("admin:accounts_user_add"),
+        {"username": "marcos", "display_name": "Marcos", "password_mode": "elegir", **data},
+    )
+    assert response.status_code == 200
+    assert message in response.text
+    assert not User.objects.filter(username="marcos").exists()
+
+
+def test_resetting_a_password_issues_a_temporary_one_and_ends_sessions(staff_client, ana):
+    player = logged_in_client(ana)
+    response = run_action(staff_client, "temporary_password", [ana])
+    password = response.text.split("<code>")[1].split("</code>")[0]
+    ana.refresh_from_db()
+    assert ana.check_password(password)
+    assert not ana.check_password(PASSWORD)
+    assert ana.must_change_password
+    assert player.get(reverse("home")).status_code == 302
+    assert LogEntry.objects.filter(object_id=str(ana.pk), change_message__contains="temporal")
+
+
+# Deactivating
+
+
+def test_deactivating_ends_sessions_and_keeps_history(staff_client, ana):
+    from django.test import Client
+
+    client = Client()
+    (card,) = finalized_games([ana, UserFactory()], 1)
+    player = logged_in_client(ana)
+    key = player.session.session_key
+    run_action(staff_client, "deactivate", [ana])
+    ana.refresh_from_db()
+    assert not ana.is_active
+    assert not Session.objects.filter(session_key=key).exists()
+    assert player.get(reverse("home")).status_code == 302
+    client.post(reverse("login"), {"username": "ana", "password": PASSWORD})
+    assert SESSION_KEY not in client.session
+    assert Seat.objects.filter(player=ana, scorecard=card).exists()
+    assert "Ana" not in staff_client.get(reverse("scorecard_new")).text
+    assert LogEntry.objects.filter(object_id=str(ana.pk), change_message="Desactivado.")
+
+    run_action(staff_client, "reactivate", [ana])
+    ana.refresh_from_db()
+    assert ana.is_active
+
+
+def test_deactivating_in_the_change_form_also_ends_sessions(staff_client, ana):
+    player = logged_in_client(ana)
+    response = staff_client.post(
+        reverse("admin:accounts_user_change", args=[ana.pk]),
+        {
+            "username": "ana",
+            "display_name": "Ana",
+            "is_active": "",
+            "date_joined_0": "2026-01-01",
+            "date_joined_1": "10:00:00",
+        },
+    )
+    assert response.status_code == 302, response.text[:3000]
+    assert player.get(reverse("home")).status_code == 302
+
+
+# Deleting
+
+
+def test_a_player_with_games_cannot_be_deleted(staff_client, ana):
+    finalized_games([ana, UserFactory()], 1)
+    url = reverse("admin:accounts_user_delete", args=[ana.pk])
+    page = staff_client.get(url)
+    assert "desactívalo en su lugar" in page.text
+    staff_client.post(url, {"post": "yes"})
+    assert User.objects.filter(pk=ana.pk).exists()
+    response = run_action(staff_client, "delete_selected", [ana])
+    assert "desactívalo en su lugar" in response.text
+    staff_client.post(
+        changelist(), {"action": "delete_selected", "_selected_action": [ana.pk], "post": "yes"}
+    )
+    assert User.objects.filter(pk=ana.pk).exists()
+
+
+def test_an_organizer_of_a_card_in_progress_cannot_be_deleted(staff_client, ana):
+    make_scorecard(ana)
+    staff_client.post(reverse("admin:accounts_user_delete", args=[ana.pk]), {"post": "yes"})
+    assert User.objects.filter(pk=ana.pk).exists()
+
+
+def test_a_player_without_games_can_be_deleted(staff_client, ana):
+    staff_client.post(reverse("admin:accounts_user_delete", args=[ana.pk]), {"post": "yes"})
+    assert not User.objects.filter(pk=ana.pk).exists()
+
+
+# Onboarding a club
+
+
+def test_the_csv_import_registers_everyone_and_prints_passwords_once(tmp_path, capsys):
+    path = tmp_path / "club.csv"
+    path.write_text("usuario,nombre\nlucia,Lucía\nmarcos,Marcos Pérez\n", encoding="utf-8")
+    call_command("import_players", path)
+    out = capsys.readouterr().out
+    for username in ("lucia", "marcos"):
+        user = User.objects.get(username=username)
+        password = next(line for line in out.splitlines() if line.startswith(username + "\t"))
+        assert user.check_password(password.split("\t")[2])
+        assert user.must_change_password
+    assert User.objects.get(username="marcos").display_name == "Marcos Pérez"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("lucia,Lucía\nbad user!,X\n", "no válido"),
+        ("lucia,Lucía\nlucia,Otra\n", "ya aparece en la línea 1"),
+        ("lucia,Lucía\nana,Ana\n", "ya está registrado"),
+        ("lucia,Lucía\nmarcos\n", "dos columnas"),
+        ("lucia,\n", "de 1 a 60 caracteres"),
+        ("", "ningún jugador"),
+    ],
+)
+def test_one_bad_row_refuses_the_whole_file(tmp_path, ana, content, message):
+    path = tmp_path / "club.csv"
+    path.write_text(content, encoding="utf-8")
+    before = set(User.objects.values_list("username", flat=True))
+    with pytest.raises(CommandError, match=message):
+        call_command("import_players", path)
+    assert set(User.objects.values_list("username", flat=True)) == before
+
+
+def test_a_missing_file_is_a_clear_error(tmp_path):
+    with pytest.raises(CommandError, match="No se puede leer"):
+        call_command("import_players", tmp_path / "nope.csv")
+
+
+# Scorecards in the admin
+
+
+def test_every_scorecard_is_listed_and_can_be_opened(staff_client, ana):
+    card = make_scorecard(players=[ana])
+    response = staff_client.get(reverse("admin:scorecards_scorecard_changelist"))
+    assert "en juego" in response.text
+    assert "Ana" in response.text
+    assert (
+        staff_client.get(reverse("admin:scorecards_scorecard_change", args=[card.pk])).status_code
+        == 200
+    )
+
+
+def test_a_finalized_scorecard_is_read_only_and_cannot_be_deleted(staff_client, ana):
+    card = make_scorecard(players=[ana])
+    fill(card)
+    services.scorecard_finalize(scorecard_id=card.pk)
+    change = reverse("admin:scorecards_scorecard_change", args=[card.pk])
+    page = staff_client.get(change)
+    assert page.status_code == 200
+    assert 'name="ones"' not in page.text
+    assert staff_client.post(change, {"organizer": ana.pk}).status_code == 403
+    delete = reverse("admin:scorecards_scorecard_delete", args=[card.pk])
+    assert staff_client.post(delete, {"post": "yes"}).status_code == 403
+    response = staff_client.post(
+        reverse("admin:scorecards_scorecard_changelist"),
+        {"action": "delete_selected", "_selected_action": [card.pk], "post": "yes"},
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert "está finalizada y no se puede borrar" in response.text
+    assert Scorecard.objects.get(pk=card.pk).is_finalized
+    assert card.seats.get().ones == 3
+
+
+def test_staff_can_discard_a_card_in_progress(staff_client, ana):
+    card = make_scorecard(players=[ana])
+    staff_client.post(reverse("admin:scorecards_scorecard_delete", args=[card.pk]), {"post": "yes"})
+    assert not Scorecard.objects.filter(pk=card.pk).exists()
+    assert LogEntry.objects.filter(object_id=str(card.pk), action_flag=3).exists()
+
+
+# Who may do what
+
+
+ADMIN_URLS = [
+    ("admin:index", []),
+    ("admin:accounts_user_changelist", []),
+    ("admin:accounts_user_add", []),
+    ("admin:accounts_user_change", ["user"]),
+    ("admin:accounts_user_delete", ["user"]),
+    ("admin:auth_user_password_change", ["user"]),
+    ("admin:scorecards_scorecard_changelist", []),
+    ("admin:scorecards_scorecard_change", ["card"]),
+    ("admin:scorecards_scorecard_delete", ["card"]),
+]
+
+
+@pytest.mark.parametrize(("name", "args"), ADMIN_URLS)
+def test_non_staff_never_reach_the_admin(client, ana, name, args):
+    card = make_scorecard(players=[ana])
+    values = {"user": ana.pk, "card": card.pk}
+    url = reverse(name, args=[values[a] for a in args])
+    client.force_login(ana)
+    for response in (client.get(url), client.post(url, {"post": "yes", "is_active": ""})):
+        assert response.status_code == 302
+        assert response.url.startswith(reverse("admin:login"))
+    assert User.objects.get(pk=ana.pk).is_active
+    assert Scorecard.objects.filter(pk=card.pk).exists()
+
+
+@pytest.mark.parametrize("action", ["deactivate", "temporary_password", "delete_selected"])
+def test_non_staff_cannot_run_admin_actions(client, ana, action):
+    victim = UserFactory()
+    client.force_login(ana)
+    response = run_action(client, action, [victim])
+    assert reverse("admin:login") in response.redirect_chain[0][0]
+    victim.refresh_from_db()
+    assert victim.is_active
+    assert victim.check_password(PASSWORD)
+
+
+# Players themselves
+
+
+def test_a_player_changes_their_display_name(client, ana):
+    client.force_login(ana)
+    response = client.post(reverse("profile"), {"display_name": "Ana María"}, follow=True)
+    assert "Nombre guardado" in response.text
+    ana.refresh_from_db()
+    assert ana.display_name == "Ana María"
+
+
+def test_an_empty_display_name_is_refused(client, ana):
+    client.force_login(ana)
+    response = client.post(reverse("profile"), {"display_name": "   "})
+    assert response.status_code == 200
+    assert (
+        "Escribe el nombre que verán los demás" in response.text or "obligatorio" in response.text
+    )
+    ana.refresh_from_db()
+    assert ana.display_name == "Ana"
