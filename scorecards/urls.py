@@ -16,4 +16,6 @@ urlpatterns = [
     path("tarjetas/<int:pk>/exportar.json", views.scorecard_json, name="scorecard_json"),
     path("historial/", views.history, name="history"),
     path("historial/exportar.csv", views.history_csv, name="history_csv"),
+    path("jugadores/<int:pk>/", views.player, name="player"),
+    path("clasificacion/", views.ranking, name="ranking"),
 ]

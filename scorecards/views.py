@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
-from scorecards import rules, services
+from scorecards import rules, services, stats
 from scorecards.forms import HistoryFilterForm
 from scorecards.models import BONUS, ChangeItem, Scorecard, Seat
 from scorecards.rules import Category
@@ -23,6 +23,7 @@ from scorecards.services import Refused
 
 RECENT_CHANGES = 5
 HISTORY_PAGE = 20
+RANKING_MIN_GAMES = 5
 
 
 def _card(request, pk, *, edit=False) -> Scorecard:
@@ -526,3 +527,42 @@ def scorecard_json(request, pk):
     response = JsonResponse(data, json_dumps_params={"ensure_ascii": False, "indent": 2})
     response["Content-Disposition"] = f'attachment; filename="dados-partida-{scorecard.pk}.json"'
     return response
+
+
+@login_required
+@require_GET
+def player(request, pk):
+    """A player's statistics, visible to every logged-in player."""
+    person = get_object_or_404(get_user_model(), pk=pk)
+    summary = stats.player_summary(person)
+    over_time = stats.totals_over_time(person)
+    buckets = stats.histogram(person)
+    return render(
+        request,
+        "scorecards/player.html",
+        {
+            "person": person,
+            "summary": summary,
+            "rivals": stats.head_to_head(person),
+            "over_time": over_time,
+            "buckets": buckets,
+            "line_chart": stats.line_chart_svg(
+                over_time, title=f"Totales de {person.name} en el tiempo", id_prefix="totals"
+            ),
+            "histogram_chart": stats.histogram_svg(
+                buckets, title=f"Histograma de totales de {person.name}", id_prefix="histogram"
+            ),
+        },
+    )
+
+
+@login_required
+@require_GET
+def ranking(request):
+    """«Clasificación»: active players by average total, with at least MIN_GAMES games."""
+    ranked, unranked = stats.ranking(min_games=RANKING_MIN_GAMES)
+    return render(
+        request,
+        "scorecards/ranking.html",
+        {"ranked": ranked, "unranked": unranked, "min_games": RANKING_MIN_GAMES},
+    )
