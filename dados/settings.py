@@ -5,6 +5,7 @@ small typed helpers below, which fail loudly on a value they cannot read.
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -123,6 +124,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django_htmx",
+    "axes",
     "accounts",
     "scorecards",
 ]
@@ -140,6 +142,8 @@ MIDDLEWARE = [
     "accounts.middleware.PasswordChangeRequiredMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    # Last, as django-axes asks: it turns a locked-out log-in into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "dados.urls"
@@ -162,6 +166,22 @@ TEMPLATES = [
 ]
 
 AUTH_USER_MODEL = "accounts.User"
+AUTHENTICATION_BACKENDS = [
+    # First, so a locked-out username and address never reach the password check.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+
+# Log-in throttling: 5 failures for one username from one address lock both out
+# for 15 minutes. The address comes from accounts.security.client_ip, which only
+# believes X-Forwarded-For when the request arrives from a TRUSTED_PROXIES address.
+AXES_FAILURE_LIMIT = 5
+AXES_COOLOFF_TIME = timedelta(minutes=15)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_LOCKOUT_TEMPLATE = "registration/lockout.html"
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "accounts.security.client_ip"
+TRUSTED_PROXIES = envlist("TRUSTED_PROXIES", "")
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
