@@ -3,11 +3,13 @@ from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.models import User
 
 
 @login_required
+@require_GET
 def home(request):
     return render(request, "accounts/home.html")
 
@@ -31,6 +33,7 @@ class ProfileForm(forms.ModelForm):
 
 
 @login_required
+@require_http_methods(["GET", "POST"])
 def profile(request):
     """«Mi perfil»: the player's own display name, and a way to the password change."""
     form = ProfileForm(request.POST or None, instance=request.user)

@@ -251,4 +251,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # django-axes reports every log-in at INFO; its warnings (lockouts) are what matter.
+    "loggers": {"axes": {"level": "WARNING"}},
 }

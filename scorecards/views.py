@@ -123,6 +123,7 @@ def _saved(request, scorecard):
 
 
 @login_required
+@require_GET
 def scorecard_new(request):
     """«Tarjeta de puntos»: choose the registered players present."""
     User = get_user_model()

@@ -1,0 +1,265 @@
+"""Every URL of the project, for each kind of visitor and card state: the one expected answer.
+
+The URL list comes from the URL configuration itself, so a new URL without an
+expectation here makes test_every_url_has_an_expectation fail.
+"""
+
+import pytest
+from django.contrib.admin.sites import site as admin_site
+from django.db import connection
+from django.test import Client
+from django.urls import NoReverseMatch, URLPattern, URLResolver, get_resolver, reverse
+
+from scorecards import services
+from scorecards.models import Seat
+from tests.factories import UserFactory, fill, make_scorecard
+
+pytestmark = pytest.mark.django_db
+
+ROLES = ["anonymous", "stranger", "player", "organizer", "staff"]
+STATES = ["in_progress", "finalized"]
+LOGIN = "login"  # a redirect to the log-in page
+
+
+def _names(patterns, namespace=""):
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            inner = f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace
+            yield from _names(pattern.url_patterns, inner)
+        elif isinstance(pattern, URLPattern) and pattern.name:
+            yield namespace + pattern.name
+
+
+def everyone(code, anonymous=LOGIN):
+    return lambda role, state: anonymous if role == "anonymous" else code
+
+
+def card_view(role, state):
+    return {"anonymous": LOGIN, "stranger": 404}.get(role, 200)
+
+
+def card_edit(ok, finalized=409):
+    """Organizer and staff edit a card in progress; players are refused; strangers see nothing."""
+
+    def expect(role, state):
+        if role == "anonymous":
+            return LOGIN
+        if role == "stranger":
+            return 404
+        if state == "finalized":
+            return finalized
+        return ok if role in ("organizer", "staff") else 403
+
+    return expect
+
+
+# (url name, method) → expectation; requests carry HX-Request, as the app's own forms do.
+EXPECTED = {
+    ("home", "GET"): everyone(200),
+    ("home", "POST"): everyone(405),
+    ("login", "GET"): everyone(302, anonymous=200),
+    ("login", "POST"): everyone(302, anonymous=200),
+    ("logout", "GET"): everyone(405, anonymous=405),
+    ("logout", "POST"): everyone(302, anonymous=302),
+    ("password_change", "GET"): everyone(200),
+    ("password_change", "POST"): everyone(200),
+    ("password_change_done", "GET"): everyone(200),
+    ("password_change_done", "POST"): everyone(405),
+    ("profile", "GET"): everyone(200),
+    ("profile", "POST"): everyone(200),
+    ("scorecard_new", "GET"): everyone(200),
+    ("scorecard_new", "POST"): everyone(405),
+    ("scorecard_order", "GET"): everyone(302),
+    ("scorecard_order", "POST"): everyone(405),
+    ("scorecard_create", "GET"): everyone(405),
+    ("scorecard_create", "POST"): everyone(302),
+    ("scorecard", "GET"): card_view,
+    ("scorecard", "POST"): everyone(405),
+    ("scorecard_live", "GET"): card_view,
+    ("scorecard_live", "POST"): everyone(405),
+    ("scorecard_json", "GET"): card_view,
+    ("scorecard_json", "POST"): everyone(405),
+    ("box", "GET"): card_edit(200),
+    ("box", "POST"): card_edit(200),
+    ("joker", "GET"): card_edit(200),
+    ("joker", "POST"): card_edit(200),
+    ("undo", "GET"): everyone(405),
+    ("undo", "POST"): card_edit(200),
+    # The card in progress is incomplete, so even its organizer is told what is missing.
+    ("finalize", "GET"): everyone(405),
+    ("finalize", "POST"): card_edit(409),
+    ("discard", "GET"): card_edit(200),
+    ("discard", "POST"): card_edit(302),
+    ("history", "GET"): everyone(200),
+    ("history", "POST"): everyone(405),
+    ("history_csv", "GET"): everyone(200),
+    ("history_csv", "POST"): everyone(405),
+    ("player", "GET"): everyone(200),
+    ("player", "POST"): everyone(405),
+    ("ranking", "GET"): everyone(200),
+    ("ranking", "POST"): everyone(405),
+}
+
+DATA = {
+    "box": {"value": "1", "was": ""},
+    "joker": {"face": "2", "box": "twos"},
+    "login": {"username": "nadie", "password": "x"},
+    "profile": {"display_name": ""},
+}
+
+
+@pytest.fixture
+def world():
+    """A card in progress and a finalized one, with the same organizer and players."""
+    organizer = UserFactory(username="org")
+    player, other = UserFactory(username="ply"), UserFactory()
+    users = {
+        "stranger": UserFactory(username="str"),
+        "player": player,
+        "organizer": organizer,
+        "staff": UserFactory(username="stf", is_staff=True, is_superuser=True),
+    }
+    finalized = make_scorecard(organizer, [player, other])
+    fill(finalized)
+    services.scorecard_finalize(scorecard_id=finalized.pk)
+    in_progress = make_scorecard(organizer, [player, other])
+    seat = in_progress.seats.get(player=player)
+    services.box_write(
+        scorecard_id=in_progress.pk,
+        seat_id=seat.pk,
+        box="yahtzee",
+        value="50",
+        was="",
+        author=organizer,
+    )
+    cards = {"in_progress": in_progress, "finalized": finalized}
+    return users, cards
+
+
+def url_for(name, card, player):
+    seat = Seat.objects.get(scorecard=card, player=player)
+    kwargs = {
+        "scorecard": {"pk": card.pk},
+        "scorecard_live": {"pk": card.pk},
+        "scorecard_json": {"pk": card.pk},
+        "box": {"pk": card.pk, "seat_id": seat.pk, "box": "ones"},
+        "joker": {"pk": card.pk, "seat_id": seat.pk},
+        "undo": {"pk": card.pk},
+        "finalize": {"pk": card.pk},
+        "discard": {"pk": card.pk},
+        "player": {"pk": player.pk},
+    }.get(name, {})
+    return reverse(name, kwargs=kwargs)
+
+
+def snapshot():
+    """Every row the app owns, to prove that a request changed nothing."""
+    tables = [
+        "accounts_user",
+        "scorecards_scorecard",
+        "scorecards_seat",
+        "scorecards_change",
+        "scorecards_changeitem",
+    ]
+    with connection.cursor() as cursor:
+        rows = {}
+        for table in tables:
+            cursor.execute(f"SELECT * FROM {table} ORDER BY id")
+            rows[table] = cursor.fetchall()
+    return rows
+
+
+def app_urls():
+    return sorted(n for n in set(_names(get_resolver().url_patterns)) if ":" not in n)
+
+
+def test_every_url_has_an_expectation():
+    missing = [
+        (name, method)
+        for name in app_urls()
+        for method in ("GET", "POST")
+        if (name, method) not in EXPECTED
+    ]
+    assert missing == []
+    assert {name for name, _ in EXPECTED} == set(app_urls())
+
+
+@pytest.mark.parametrize("state", STATES)
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize(("name", "method"), sorted(EXPECTED))
+def test_the_permission_matrix(world, name, method, role, state):
+    users, cards = world
+    client = Client()
+    if role != "anonymous":
+        client.force_login(users[role])
+    url = url_for(name, cards[state], users["player"])
+    before = snapshot()
+    send = client.get if method == "GET" else client.post
+    response = send(url, DATA.get(name, {}), headers={"HX-Request": "true"})
+    expected = EXPECTED[name, method](role, state)
+    if expected == LOGIN:
+        assert response.status_code == 302, (response.status_code, response.content[:300])
+        assert response.url.startswith(reverse("login"))
+    else:
+        assert response.status_code == expected, (response.status_code, response.content[:300])
+    if method == "GET" or response.status_code >= 400:
+        assert snapshot() == before
+
+
+def test_admin_urls_answer_only_staff(world):
+    users, _ = world
+    names = [n for n in set(_names(get_resolver().url_patterns)) if n.startswith("admin:")]
+    assert len(names) > 10
+    models = {f"{m._meta.app_label}_{m._meta.model_name}": m for m in admin_site._registry}
+    checked = 0
+    for name in sorted(names):
+        kwargs = {}
+        pattern = name.split(":")[1]
+        model = next((m for key, m in models.items() if pattern.startswith(key)), None)
+        if pattern.endswith(("_change", "_delete", "_history")):
+            instance = model.objects.first() if model else None
+            if instance is None:
+                continue
+            kwargs = {"object_id": instance.pk}
+        elif pattern.endswith("_password_change"):
+            kwargs = {"id": users["player"].pk}
+        elif pattern in {"app_list"}:
+            kwargs = {"app_label": "accounts"}
+        elif pattern in {"view_on_site", "autocomplete", "logout", "login", "javascript-catalog"}:
+            continue
+        try:
+            url = reverse(name, kwargs=kwargs)
+        except NoReverseMatch:  # a pattern this loop cannot fill in
+            continue
+        for role in ("anonymous", "player", "organizer"):
+            client = Client()
+            if role != "anonymous":
+                client.force_login(users[role])
+            for send in (client.get, client.post):
+                response = send(url)
+                assert response.status_code == 302, (name, role)
+                assert response.url.startswith(reverse("admin:login")), (name, role)
+        staff = Client()
+        staff.force_login(users["staff"])
+        answer = staff.get(url)
+        # Staff get in; some admin pages still refuse everyone (adding a scorecard: 403).
+        assert answer.status_code < 500, name
+        assert not answer.get("Location", "").startswith(reverse("admin:login")), name
+        checked += 1
+    assert checked >= 10
+
+
+def test_csrf_is_enforced_on_every_post(world):
+    users, cards = world
+    for (name, method), expect in EXPECTED.items():
+        if method != "POST" or expect("organizer", "in_progress") == 405:
+            continue
+        client = Client(enforce_csrf_checks=True)
+        client.force_login(users["organizer"])
+        url = url_for(name, cards["in_progress"], users["player"])
+        before = snapshot()
+        for headers in ({}, {"HX-Request": "true"}):
+            response = client.post(url, DATA.get(name, {}), headers=headers)
+            assert response.status_code == 403, name
+            assert b"CSRF" in response.content, name
+        assert snapshot() == before, name
