@@ -44,10 +44,12 @@ chromium:
 	    echo "Chromium is missing: run 'sudo apt-get install chromium' and try again." >&2; exit 1; \
 	  fi; }
 
+# The whole suite twice: on SQLite, then on a throwaway PostgreSQL server.
 test: $(STAMP) lint chromium
 	$(TEST_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
 	$(TEST_ENV) $(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(TEST_ENV) $(BIN)/pytest
+	$(TEST_ENV) $(BIN)/python scripts/with_postgres.py -- $(BIN)/pytest -p no:cacheprovider
 
 clean:
 	rm -rf $(VENV) staticfiles .pytest_cache .ruff_cache .hypothesis

@@ -1,6 +1,5 @@
 """The whole seed flow in a real browser: Debian's Chromium driven by Playwright, phone-sized."""
 
-import os
 import re
 from pathlib import Path
 
@@ -11,9 +10,6 @@ from scorecards.rules import Category
 from tests.factories import PASSWORD, UserFactory
 
 CHROMIUM = Path("/usr/bin/chromium")
-# Playwright's sync API runs an event loop in this thread; the ORM calls made by
-# the test itself (arranging players, reading results) are still synchronous.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 pytestmark = pytest.mark.browser
 
@@ -26,7 +22,10 @@ def browser():
         pytest.fail("Chromium is missing: run `make test` (it installs Debian's chromium package)")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
+    # Playwright's sync API runs an event loop in this thread; the ORM calls made by
+    # the test itself (arranging players, reading results) are still synchronous.
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
         browser = playwright.chromium.launch(
             executable_path=str(CHROMIUM),
             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],

@@ -1,0 +1,316 @@
+"""A real app server for tests: its own SQLite file, gunicorn in its own process group, and a
+small standard-library HTTP client that logs in and posts like htmx does.
+
+Nothing here touches pytest-django's test database: the server, `manage.py` and the seed
+scripts all run as subprocesses with DATABASE_URL pointing at a file the test owns.
+"""
+
+import http.client
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import closing, suppress
+from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
+from pathlib import Path
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+HOST = "127.0.0.1"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+def server_env(db: Path | str) -> dict[str, str]:
+    """The environment of a production-like server on plain HTTP.
+
+    db is a SQLite file, or a postgres:// URL for servers that share a PostgreSQL database.
+    """
+    env = dict(os.environ)
+    for name in ("BEHIND_PROXY", "TRUSTED_PROXIES", "CSRF_TRUSTED_ORIGINS"):
+        env.pop(name, None)
+    env.update(
+        DEBUG="false",
+        SECRET_KEY="dados-durability-test-only-secret-key-0123456789-abcdefghij",
+        SECURE="false",
+        SECURE_SSL_REDIRECT="false",
+        SECURE_HSTS_SECONDS="0",
+        ALLOWED_HOSTS=HOST,
+        # An absolute path gives sqlite:////abs/path.
+        DATABASE_URL=db if isinstance(db, str) else f"sqlite:///{db}",
+        LOG_LEVEL="INFO",
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+def run(args, env, timeout=120) -> str:
+    """Run a command in the project directory; its output on success, a readable failure else."""
+    result = subprocess.run(
+        args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    if result.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(map(str, args))[:200]} exited {result.returncode}\n"
+            f"--- stdout\n{result.stdout[-3000:]}\n--- stderr\n{result.stderr[-3000:]}"
+        )
+    return result.stdout
+
+
+def migrated_database(path: Path) -> Path:
+    """A fresh SQLite file with every migration applied."""
+    run([BIN / "python", "manage.py", "migrate", "--noinput"], server_env(path))
+    return path
+
+
+def copy_database(source: Path, target: Path) -> Path:
+    """Copy a SQLite database safely (the backup API, whatever its WAL holds)."""
+    with closing(sqlite3.connect(source)) as src, closing(sqlite3.connect(target)) as dst:
+        src.backup(dst)
+    return target
+
+
+def django_script(db: Path, code: str, *args: str) -> str:
+    """Run Python code with Django set up on the given database; returns its stdout."""
+    prelude = "import django; django.setup()\n"
+    return run([BIN / "python", "-c", prelude + code, *args], server_env(db))
+
+
+def _group_alive(pgid: int) -> bool:
+    """True while any non-zombie process of the group is left."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+        fields = text[text.rindex(")") + 2 :].split()
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            return True
+    return False
+
+
+@dataclass
+class AppServer:
+    """gunicorn serving dados.wsgi on a loopback port, in a process group of its own."""
+
+    db: Path
+    log: Path
+    workers: int = 4
+    threads: int = 4
+    port: int = 0
+    process: subprocess.Popen | None = None
+    starts: int = 0
+
+    @property
+    def base(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def start(self, timeout: float = 30.0) -> None:
+        assert self.process is None, "already running"
+        if not (ROOT / "staticfiles" / "staticfiles.json").exists():
+            raise AssertionError(
+                "staticfiles/staticfiles.json is missing: DEBUG=false serves hashed static "
+                "names, run `manage.py collectstatic` first (make test does)"
+            )
+        gunicorn = BIN / "gunicorn"
+        if not gunicorn.exists():
+            gunicorn = Path(shutil.which("gunicorn") or gunicorn)
+        self.port = free_port()
+        self.starts += 1
+        with self.log.open("a") as log:
+            log.write(f"\n==== start {self.starts} on port {self.port}\n")
+            log.flush()
+            self.process = subprocess.Popen(
+                [
+                    gunicorn,
+                    "dados.wsgi",
+                    "--bind",
+                    f"{HOST}:{self.port}",
+                    "--workers",
+                    str(self.workers),
+                    "--worker-class",
+                    "gthread",
+                    "--threads",
+                    str(self.threads),
+                    "--timeout",
+                    "60",
+                    "--graceful-timeout",
+                    "10",
+                    "--no-control-socket",
+                ],
+                cwd=ROOT,
+                env=server_env(self.db),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.process.poll() is not None:
+                code = self.process.returncode
+                self.process = None
+                raise AssertionError(f"gunicorn exited {code} on start:\n{self.log_tail()}")
+            try:
+                conn = http.client.HTTPConnection(HOST, self.port, timeout=5)
+                conn.request("GET", "/entrar/")
+                status = conn.getresponse().status
+                conn.close()
+                if status == 200:
+                    return
+                raise AssertionError(f"/entrar/ answered {status}:\n{self.log_tail()}")
+            except (ConnectionError, TimeoutError, http.client.HTTPException, OSError):
+                pass
+            if time.monotonic() > deadline:
+                self.kill()
+                raise AssertionError(f"gunicorn did not answer in {timeout} s:\n{self.log_tail()}")
+            time.sleep(0.1)
+
+    def _signal_group(self, signum: int) -> None:
+        with suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signum)
+
+    def _wait_group_gone(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while _group_alive(self.process.pid):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
+    def kill(self) -> None:
+        """SIGKILL to the master and every worker at once, and wait until none is left."""
+        if self.process is None:
+            return
+        self._signal_group(signal.SIGKILL)
+        self.process.wait(timeout=10)
+        if not self._wait_group_gone(10):
+            raise AssertionError("gunicorn processes survived SIGKILL")
+        self.process = None
+
+    def stop(self) -> None:
+        """Graceful stop (SIGTERM), SIGKILL if it takes more than a few seconds."""
+        if self.process is None:
+            return
+        self._signal_group(signal.SIGTERM)
+        with suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=15)
+        if not self._wait_group_gone(5):
+            self._signal_group(signal.SIGKILL)
+            self._wait_group_gone(10)
+        if self.process.poll() is None:
+            self.process.wait(timeout=5)
+        self.process = None
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def log_tail(self, chars: int = 4000) -> str:
+        return self.log_text()[-chars:]
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, str]
+    body: str
+
+
+@dataclass
+class Browser:
+    """One user's session: its own cookies, one short HTTP connection per request."""
+
+    host: str
+    port: int
+    cookies: dict[str, str] = field(default_factory=dict)
+    timeout: float = 60.0
+
+    @property
+    def origin(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def connect(self) -> http.client.HTTPConnection:
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        conn.connect()
+        return conn
+
+    def send(self, conn, method, path, fields=None, *, htmx=False) -> None:
+        """Send a request on an open connection (split from reading, for races)."""
+        headers = {"Connection": "close"}
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        body = None
+        if method == "POST":
+            body = urlencode(fields or {}).encode()
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+            headers["Origin"] = self.origin
+            headers["Referer"] = self.origin + path
+            if "csrftoken" in self.cookies:
+                headers["X-CSRFToken"] = self.cookies["csrftoken"]
+        if htmx:
+            headers["HX-Request"] = "true"
+        conn.request(method, path, body=body, headers=headers)
+
+    def receive(self, conn) -> Response:
+        try:
+            response = conn.getresponse()
+            body = response.read().decode("utf-8", errors="replace")
+            for header in response.headers.get_all("Set-Cookie") or []:
+                cookie = SimpleCookie()
+                cookie.load(header)
+                for name, morsel in cookie.items():
+                    if morsel.value and morsel["max-age"] != "0":
+                        self.cookies[name] = morsel.value
+                    else:
+                        self.cookies.pop(name, None)
+            return Response(response.status, dict(response.headers.items()), body)
+        finally:
+            conn.close()
+
+    def request(self, method, path, fields=None, *, htmx=False) -> Response:
+        conn = self.connect()
+        try:
+            self.send(conn, method, path, fields, htmx=htmx)
+        except BaseException:
+            conn.close()
+            raise
+        return self.receive(conn)
+
+    def get(self, path, **kwargs) -> Response:
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path, fields=None, **kwargs) -> Response:
+        return self.request("POST", path, fields, **kwargs)
+
+    def log_in(self, username: str, password: str) -> None:
+        page = self.get("/entrar/")
+        assert page.status == 200, page.status
+        assert "csrftoken" in self.cookies, "the log-in page set no CSRF cookie"
+        done = self.post(
+            "/entrar/",
+            {
+                "username": username,
+                "password": password,
+                "csrfmiddlewaretoken": self.cookies["csrftoken"],
+            },
+        )
+        assert done.status == 302, f"log-in of {username} answered {done.status}"
+        assert "sessionid" in self.cookies, f"log-in of {username} set no session"
