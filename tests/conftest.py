@@ -2,6 +2,7 @@ import importlib
 
 import pytest
 
+from tests.browsing import CHROMIUM
 from tests.factories import UserFactory
 
 
@@ -40,3 +41,36 @@ def flushable_db(_recreate_finalized_triggers, transactional_db):
     """
     yield
     _finalized_triggers("drop")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.fail("Chromium is missing: run `make test` (it installs Debian's chromium package)")
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; the ORM calls made by
+    # the test itself (arranging players, reading results) are still synchronous.
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def server(flushable_db):
+    """A live server that serves static files the production way, through WhiteNoise."""
+    from django.test.testcases import LiveServerThread
+
+    thread = LiveServerThread("localhost", static_handler=lambda handler: handler, port=0)
+    thread.daemon = True
+    thread.start()
+    thread.is_ready.wait()
+    if thread.error:
+        raise thread.error
+    yield f"http://localhost:{thread.port}"
+    thread.terminate()

@@ -1,52 +1,17 @@
 """The whole seed flow in a real browser: Debian's Chromium driven by Playwright, phone-sized."""
 
 import re
-from pathlib import Path
 
 import pytest
 
 from scorecards.models import Scorecard
 from scorecards.rules import Category
-from tests.factories import PASSWORD, UserFactory
-
-CHROMIUM = Path("/usr/bin/chromium")
+from tests.browsing import log_in
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.browser
 
 BOXES = [category.label for category in Category]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        pytest.fail("Chromium is missing: run `make test` (it installs Debian's chromium package)")
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API runs an event loop in this thread; the ORM calls made by
-    # the test itself (arranging players, reading results) are still synchronous.
-    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def server(flushable_db):
-    """A live server that serves static files the production way, through WhiteNoise."""
-    from django.test.testcases import LiveServerThread
-
-    thread = LiveServerThread("localhost", static_handler=lambda handler: handler, port=0)
-    thread.daemon = True
-    thread.start()
-    thread.is_ready.wait()
-    if thread.error:
-        raise thread.error
-    yield f"http://localhost:{thread.port}"
-    thread.terminate()
 
 
 @pytest.fixture
@@ -61,14 +26,6 @@ def phone(browser, server):
     page.errors = errors
     yield page
     context.close()
-
-
-def log_in(page, username):
-    page.goto("/entrar/")
-    page.get_by_label("Nombre de usuario").fill(username)
-    page.get_by_label("Contraseña").fill(PASSWORD)
-    page.get_by_role("button", name="Entrar").click()
-    page.wait_for_url(re.compile(r"/$"))
 
 
 def enter(page, box, player, value):
