@@ -35,6 +35,11 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
+# axe-core, injected into pages by the accessibility tests.
+node_modules/.installed-stamp: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
 # The browser tests drive Debian's Chromium; Playwright's own download does not work here.
 chromium:
 	@test -x /usr/bin/chromium || { \
@@ -45,7 +50,7 @@ chromium:
 	  fi; }
 
 # The whole suite twice: on SQLite, then on a throwaway PostgreSQL server.
-test: $(STAMP) lint chromium
+test: $(STAMP) lint chromium node_modules/.installed-stamp
 	$(TEST_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
 	$(TEST_ENV) $(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(TEST_ENV) $(BIN)/pytest

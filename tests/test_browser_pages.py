@@ -1,4 +1,6 @@
-"""Every page in a real browser: no Content-Security-Policy violation, no console error."""
+"""Every page in a real browser: no CSP violation, no console error, no serious a11y issue."""
+
+from pathlib import Path
 
 import pytest
 
@@ -7,6 +9,10 @@ from tests.browsing import log_in
 from tests.factories import UserFactory, fill, finalized_games
 
 pytestmark = pytest.mark.browser
+
+AXE = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "axe.min.js"
+SHOTS = Path(__file__).resolve().parent / "artifacts"
+VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 900}}
 
 # Runs before any page script and outside the page's CSP, so it sees every violation.
 WATCH_CSP = """
@@ -66,14 +72,28 @@ def pages(world):
     }
 
 
+def serious_violations(page):
+    """axe-core's serious and critical findings on the current page."""
+    results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    return [
+        (v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+        for v in results["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+@pytest.mark.parametrize("viewport", sorted(VIEWPORTS))
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_every_page_loads_without_csp_violations_or_console_errors(browser, server, world, scheme):
+def test_every_page_is_clean_and_accessible(browser, server, world, scheme, viewport):
+    if not AXE.exists():
+        pytest.fail("axe-core is missing: run `make test` (it runs npm ci)")
     problems = []
     for username, paths in pages(world).items():
         context = browser.new_context(
-            viewport={"width": 390, "height": 844}, base_url=server, color_scheme=scheme
+            viewport=VIEWPORTS[viewport], base_url=server, color_scheme=scheme
         )
         context.add_init_script(WATCH_CSP)
+        context.add_init_script(path=str(AXE))
         page = context.new_page()
         errors = []
         page.on(
@@ -85,10 +105,14 @@ def test_every_page_loads_without_csp_violations_or_console_errors(browser, serv
         for path in paths:
             errors.clear()
             response = page.goto(path)
-            page.wait_for_load_state("networkidle")
             violations = page.evaluate("window.__csp")
-            if response.status != 200 or errors or violations:
-                problems.append((username, path, response.status, errors[:], violations))
+            a11y = serious_violations(page)
+            if response.status != 200 or errors or violations or a11y:
+                problems.append((username, path, response.status, errors[:], violations, a11y))
+            if viewport == "phone" and username == "olga":
+                SHOTS.mkdir(exist_ok=True)
+                name = path.strip("/").replace("/", "_").split("?")[0] or "inicio"
+                page.screenshot(path=SHOTS / f"{scheme}-{name}.png", full_page=True)
         context.close()
     assert problems == []
 
