@@ -7,15 +7,18 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import NamedTuple
 
 __all__ = [
     "LABELS",
     "LOWER",
     "UPPER",
     "Category",
+    "Problem",
     "Totals",
     "allowed_scores",
     "card_problems",
+    "inconsistencies",
     "joker_boxes",
     "joker_score",
     "positions",
@@ -244,21 +247,36 @@ def _joker_capacity(n: int) -> str:
     return f"solo {n} casillas anotadas admiten un comodín"
 
 
-def card_problems(
+class Problem(NamedTuple):
+    """One reason a card could not come from legal play, as data a UI can word in any language.
+
+    kind is one of: impossible_score (category, value), negative_bonuses,
+    bonus_without_yahtzee (bonuses), too_many_bonuses (bonuses, capacity = 12),
+    bonuses_exceed_jokers (bonuses, capacity = boxes able to hold a joker).
+    """
+
+    kind: str
+    category: Category | None = None
+    value: int | None = None
+    bonuses: int = 0
+    capacity: int = 0
+
+
+def inconsistencies(
     scores: Mapping[Category | str, int | None], yahtzee_bonuses: int = 0
-) -> list[str]:
-    """Spanish reasons why a card could not come from legal play; empty when consistent."""
+) -> list[Problem]:
+    """Why a card could not come from legal play, as data; empty when consistent."""
     card = _card(scores)
     bonuses = _bonus_count(yahtzee_bonuses)
     problems = [
-        f"{category.label}: {value} no es una puntuación posible."
+        Problem("impossible_score", category=category, value=value)
         for category, value in card.items()
         if value is not None and value not in _ALLOWED[category]
     ]
     if bonuses < 0:
-        problems.append("El número de bonos de Yahtzee no puede ser negativo.")
+        problems.append(Problem("negative_bonuses", bonuses=bonuses))
     if bonuses > 0 and card[Category.YAHTZEE] != 50:
-        problems.append(f"Yahtzee: hay {_bonos(bonuses)}, pero la casilla Yahtzee no tiene 50.")
+        problems.append(Problem("bonus_without_yahtzee", bonuses=bonuses))
     # Every bonus is an extra Yahtzee that had to be placed, as a joker, in another box.
     joker_filled = sum(
         1
@@ -266,13 +284,34 @@ def card_problems(
         if category != Category.YAHTZEE and value in _JOKER_VALUES[category]
     )
     if bonuses > _MAX_YAHTZEE_BONUSES:
-        problems.append(
-            f"Hay {_bonos(bonuses)}; como mucho puede haber {_MAX_YAHTZEE_BONUSES}, "
-            "uno por cada otra casilla."
-        )
+        problems.append(Problem("too_many_bonuses", bonuses=bonuses, capacity=_MAX_YAHTZEE_BONUSES))
     elif bonuses > joker_filled:
-        problems.append(f"Hay {_bonos(bonuses)}, pero {_joker_capacity(joker_filled)}.")
+        problems.append(Problem("bonuses_exceed_jokers", bonuses=bonuses, capacity=joker_filled))
     return problems
+
+
+def _in_spanish(problem: Problem) -> str:
+    match problem.kind:
+        case "impossible_score":
+            return f"{problem.category.label}: {problem.value} no es una puntuación posible."
+        case "negative_bonuses":
+            return "El número de bonos de Yahtzee no puede ser negativo."
+        case "bonus_without_yahtzee":
+            return f"Yahtzee: hay {_bonos(problem.bonuses)}, pero la casilla Yahtzee no tiene 50."
+        case "too_many_bonuses":
+            return (
+                f"Hay {_bonos(problem.bonuses)}; como mucho puede haber {problem.capacity}, "
+                "uno por cada otra casilla."
+            )
+        case _:
+            return f"Hay {_bonos(problem.bonuses)}, pero {_joker_capacity(problem.capacity)}."
+
+
+def card_problems(
+    scores: Mapping[Category | str, int | None], yahtzee_bonuses: int = 0
+) -> list[str]:
+    """Spanish reasons why a card could not come from legal play; empty when consistent."""
+    return [_in_spanish(problem) for problem in inconsistencies(scores, yahtzee_bonuses)]
 
 
 def joker_boxes(face: int, scores: Mapping[Category | str, int | None]) -> frozenset[Category]:

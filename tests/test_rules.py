@@ -129,9 +129,25 @@ def test_public_names_are_exactly_the_documented_ones():
         "allowed_scores",
         "totals",
         "card_problems",
+        "inconsistencies",
+        "Problem",
         "joker_boxes",
         "positions",
     }
+
+
+def test_inconsistencies_give_the_same_reasons_as_data():
+    card = {Category.FIVES: 17, Category.YAHTZEE: 0}
+    assert rules.inconsistencies(card, 1) == [
+        rules.Problem("impossible_score", category=Category.FIVES, value=17),
+        rules.Problem("bonus_without_yahtzee", bonuses=1),
+        rules.Problem("bonuses_exceed_jokers", bonuses=1, capacity=0),
+    ]
+    assert len(rules.card_problems(card, 1)) == 3
+    assert rules.inconsistencies({}, 13)[-1] == rules.Problem(
+        "too_many_bonuses", bonuses=13, capacity=12
+    )
+    assert rules.inconsistencies({}, -1)[0].kind == "negative_bonuses"
 
 
 # --- score -------------------------------------------------------------------------------
