@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-migrate: $(STAMP)
+migrate: $(STAMP) $(MO)
 	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput
 
 run: migrate
@@ -34,6 +34,17 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
+
+# English: the .po file is the source, the compiled .mo is built here (ignored by git).
+MO := locale/en/LC_MESSAGES/django.mo
+$(MO): locale/en/LC_MESSAGES/django.po $(STAMP)
+	@command -v msgfmt >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gettext; \
+	  else \
+	    echo "gettext is missing: run 'sudo apt-get install gettext' and try again." >&2; exit 1; \
+	  fi; }
+	DEBUG=true $(BIN)/python manage.py compilemessages --ignore=.venv --ignore=node_modules -v0
 
 # axe-core, injected into pages by the accessibility tests.
 node_modules/.installed-stamp: package.json package-lock.json
@@ -50,7 +61,7 @@ chromium:
 	  fi; }
 
 # The whole suite twice: on SQLite, then on a throwaway PostgreSQL server.
-test: $(STAMP) lint chromium node_modules/.installed-stamp
+test: $(STAMP) $(MO) lint chromium node_modules/.installed-stamp
 	$(TEST_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
 	$(TEST_ENV) $(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(TEST_ENV) $(BIN)/pytest

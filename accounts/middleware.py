@@ -1,6 +1,7 @@
 from django.contrib import messages
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django_htmx.http import HttpResponseClientRedirect
 
 
@@ -17,6 +18,6 @@ class PasswordChangeRequiredMiddleware:
             if request.path not in (target, reverse("logout")):
                 if request.htmx:
                     return HttpResponseClientRedirect(target)
-                messages.info(request, "Tu contraseña es temporal: elige una nueva para seguir.")
+                messages.info(request, _("Tu contraseña es temporal: elige una nueva para seguir."))
                 return redirect(target)
         return self.get_response(request)

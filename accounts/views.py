@@ -3,6 +3,7 @@ from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.models import User
@@ -28,7 +29,7 @@ class ProfileForm(forms.ModelForm):
     def clean_display_name(self):
         name = self.cleaned_data["display_name"].strip()
         if not name:
-            raise forms.ValidationError("Escribe el nombre que verán los demás.")
+            raise forms.ValidationError(_("Escribe el nombre que verán los demás."))
         return name
 
 
@@ -39,6 +40,6 @@ def profile(request):
     form = ProfileForm(request.POST or None, instance=request.user)
     if request.method == "POST" and form.is_valid():
         form.save()
-        messages.success(request, "Nombre guardado.")
+        messages.success(request, _("Nombre guardado."))
         return redirect("profile")
     return render(request, "accounts/profile.html", {"form": form})

@@ -133,7 +133,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.locale.LocaleMiddleware",
+    "dados.middleware.LanguageMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -194,7 +194,8 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LANGUAGE_CODE = "es"
-LANGUAGES = [("es", "Español")]
+LANGUAGES = [("es", "Español"), ("en", "English")]
+LANGUAGE_COOKIE_AGE = 60 * 60 * 24 * 365
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "Europe/Madrid"
 USE_I18N = True
@@ -227,6 +228,7 @@ CSRF_COOKIE_SAMESITE = "Lax"
 SECURE = envbool("SECURE", "false" if DEBUG else "true")
 SESSION_COOKIE_SECURE = SECURE
 CSRF_COOKIE_SECURE = SECURE
+LANGUAGE_COOKIE_SECURE = SECURE
 SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", "true" if SECURE else "false")
 SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", "31536000" if SECURE else "0")
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE

@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.urls import include, path
+from django.views.i18n import set_language
 
 admin.site.site_header = "Dados — administración"
 admin.site.site_title = "Dados"
@@ -9,4 +10,5 @@ urlpatterns = [
     path("", include("accounts.urls")),
     path("", include("scorecards.urls")),
     path("admin/", admin.site.urls),
+    path("idioma/", set_language, name="set_language"),
 ]

@@ -1,5 +1,6 @@
 from django import forms
 from django.contrib.auth import get_user_model
+from django.utils.translation import gettext_lazy as _
 
 
 class DateInput(forms.DateInput):
@@ -15,17 +16,17 @@ class HistoryFilterForm(forms.Form):
     jugador = forms.ModelChoiceField(
         queryset=get_user_model().objects.order_by("display_name", "username"),
         required=False,
-        label="Con",
-        empty_label="Cualquier jugador",
-        error_messages={"invalid_choice": "Ese jugador no existe."},
+        label=_("Con"),
+        empty_label=_("Cualquier jugador"),
+        error_messages={"invalid_choice": _("Ese jugador no existe.")},
     )
-    desde = forms.DateField(required=False, label="Desde", widget=DateInput())
-    hasta = forms.DateField(required=False, label="Hasta", widget=DateInput())
+    desde = forms.DateField(required=False, label=_("Desde"), widget=DateInput())
+    hasta = forms.DateField(required=False, label=_("Hasta"), widget=DateInput())
 
     def clean(self):
         data = super().clean()
         if data.get("desde") and data.get("hasta") and data["desde"] > data["hasta"]:
-            raise forms.ValidationError("«Desde» no puede ser posterior a «Hasta».")
+            raise forms.ValidationError(_("«Desde» no puede ser posterior a «Hasta»."))
         return data
 
     def filter(self, seats):

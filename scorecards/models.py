@@ -4,6 +4,7 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from scorecards import rules
+from scorecards.labels import BOX_LABELS, problem_text
 from scorecards.rules import Category
 
 # The bonus count line is edited like a box; it is not a rules.Category.
@@ -96,7 +97,7 @@ def _box_constraints():
 
 
 def _box_field(category):
-    return models.PositiveSmallIntegerField(category.label, null=True, blank=True)
+    return models.PositiveSmallIntegerField(BOX_LABELS[category], null=True, blank=True)
 
 
 class Seat(models.Model):
@@ -161,11 +162,12 @@ class Seat(models.Model):
     @property
     def problems(self) -> list[str]:
         """What stops this column from being finalized: blank boxes and inconsistencies."""
-        blank = [c.label for c in Category if getattr(self, c) is None]
+        blank = [str(BOX_LABELS[c]) for c in Category if getattr(self, c) is None]
         problems = []
         if blank:
             problems.append(_("Sin anotar: %(boxes)s.") % {"boxes": ", ".join(blank)})
-        return problems + rules.card_problems(self.scores, self.yahtzee_bonuses)
+        inconsistent = rules.inconsistencies(self.scores, self.yahtzee_bonuses)
+        return problems + [problem_text(problem) for problem in inconsistent]
 
     def value(self, box: str) -> int | None:
         return getattr(self, box)
@@ -202,7 +204,7 @@ class ChangeItem(models.Model):
     change = models.ForeignKey(Change, on_delete=models.CASCADE, related_name="items")
     seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="+")
     box = models.CharField(
-        max_length=20, choices=[(c.value, c.label) for c in Category] + [(BONUS, "Bonus Yahtzee")]
+        max_length=20, choices=[*BOX_LABELS.items(), (BONUS, _("Bonus Yahtzee"))]
     )
     old = models.PositiveSmallIntegerField(null=True)
     new = models.PositiveSmallIntegerField(null=True)

@@ -5,6 +5,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from scorecards import rules
+from scorecards.labels import BOX_LABELS
 from scorecards.models import (
     BONUS,
     MAX_BONUSES,
@@ -38,7 +39,7 @@ def allowed_values(box: str) -> list[int]:
 
 
 def box_label(box: str) -> str:
-    return _("Bonus Yahtzee") if box == BONUS else Category(box).label
+    return _("Bonus Yahtzee") if box == BONUS else str(BOX_LABELS[Category(box)])
 
 
 def parse_value(raw) -> int | None:
@@ -110,7 +111,7 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
     """Write one box (or the bonus count) if it still holds what the writer saw."""
     if box not in BOXES:
         raise Refused(_("Esa casilla no existe."), status=404)
-    new = parse_value(value)
+    new = (parse_value(value) or 0) if box == BONUS else parse_value(value)
     seen = parse_value(was)
     if new is not None and new not in allowed_values(box):
         raise Refused(
@@ -160,7 +161,8 @@ def joker_write(*, scorecard_id, seat_id, face, box, author) -> Scorecard:
             )
         if category not in rules.joker_boxes(face, seat.scores):
             raise Refused(
-                _("El orden del comodín no permite anotar en %(box)s.") % {"box": category.label},
+                _("El orden del comodín no permite anotar en %(box)s.")
+                % {"box": BOX_LABELS[category]},
                 status=409,
             )
         items = [_set(seat, category, rules.joker_score(face, category))]

@@ -20,6 +20,7 @@ from django.db.models.functions import Coalesce, NullIf
 from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext, ngettext
 
 from scorecards import rules
 from scorecards.models import Seat
@@ -206,7 +207,8 @@ def _empty(prefix, title) -> SafeString:
         title,
         [
             f'<text class="chart-label chart-empty" x="{_WIDTH / 2:g}" y="34"'
-            ' text-anchor="middle" fill="currentColor" font-size="14">Sin partidas</text>'
+            ' text-anchor="middle" fill="currentColor" font-size="14">'
+            f"{escape(gettext('Sin partidas'))}</text>"
         ],
         height=60,
     )
@@ -216,8 +218,12 @@ def _span(low, high):
     return f"{low}\N{EN DASH}{high}"
 
 
+def _points(day, total):
+    return gettext("%(day)s: %(total)s puntos") % {"day": day, "total": total}
+
+
 def _partidas(n):
-    return "1 partida" if n == 1 else f"{n} partidas"
+    return ngettext("%(count)s partida", "%(count)s partidas", n) % {"count": n}
 
 
 def _steps():
@@ -286,7 +292,7 @@ def line_chart_svg(
     for x, (moment, _), total in zip(xs, points, totals, strict=True):
         body.append(
             f'<circle class="chart-point" cx="{x:.1f}" cy="{y(total):.1f}" r="3"'
-            f' fill="currentColor"><title>{escape(_day(moment))}: {total} puntos</title></circle>'
+            f' fill="currentColor"><title>{escape(_points(_day(moment), total))}</title></circle>'
         )
     first, last = escape(_day(points[0][0])), escape(_day(points[-1][0]))
     if len(points) == 1:
@@ -298,10 +304,12 @@ def line_chart_svg(
         f" {_LABEL}>{text}</text>"
         for x, anchor, text in dates
     )
-    desc = (
-        f"{_partidas(len(totals))}: mínimo {min(totals)}, máximo {max(totals)},"
-        f" última {totals[-1]} puntos."
-    )
+    desc = gettext("%(games)s: mínimo %(low)s, máximo %(high)s, última %(last)s puntos.") % {
+        "games": _partidas(len(totals)),
+        "low": min(totals),
+        "high": max(totals),
+        "last": totals[-1],
+    }
     return _svg(prefix, title, body, height=height, desc=desc)
 
 
@@ -355,8 +363,10 @@ def histogram_svg(buckets: list[dict], *, title: str, id_prefix: str | None = No
         ' stroke="currentColor" stroke-width="1"/>'
     )
     games = sum(count for _, _, count in bars)
-    desc = (
-        f"{_partidas(games)} entre {bars[0][0]} y {bars[-1][1]} puntos,"
-        f" en tramos de {bars[0][1] - bars[0][0] + 1}."
-    )
+    desc = gettext("%(games)s entre %(low)s y %(high)s puntos, en tramos de %(width)s.") % {
+        "games": _partidas(games),
+        "low": bars[0][0],
+        "high": bars[-1][1],
+        "width": bars[0][1] - bars[0][0] + 1,
+    }
     return _svg(prefix, title, body, height=height, desc=desc)

@@ -11,12 +11,15 @@ from django.http import Http404, HttpResponse, HttpResponseNotAllowed, JsonRespo
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from scorecards import rules, services, stats
 from scorecards.forms import HistoryFilterForm
+from scorecards.labels import BOX_LABELS
 from scorecards.models import BONUS, ChangeItem, Scorecard, Seat
 from scorecards.rules import Category
 from scorecards.services import Refused
@@ -51,7 +54,7 @@ def _sheet_context(scorecard, user) -> dict:
     # Cell links are concatenated here: a {% url %} per cell is the slowest part of the page.
     rows = [
         {
-            "label": c.label,
+            "label": BOX_LABELS[c],
             "cells": [
                 {
                     "seat": seat,
@@ -78,23 +81,33 @@ def _sheet_context(scorecard, user) -> dict:
         "problems": [(seat, problems) for seat in seats if (problems := seat.problems)],
         "log_summary": _log_summary(changes) if scorecard.is_finalized else None,
         "bonus_box": BONUS,
+        "blank_text": _("sin anotar"),
         "base": base,
     }
 
 
-def _log_summary(changes) -> dict:
-    """Counts of a finished game's log: first entries, corrections, extra Yahtzees, undos."""
-    summary = {"total": len(changes), "entries": 0, "corrections": 0, "jokers": 0, "undos": 0}
+def _log_summary(changes) -> str:
+    """A finished game's log in one sentence: entries, corrections, extra Yahtzees, undos."""
+    counts = {"entries": 0, "corrections": 0, "jokers": 0, "undos": 0}
     for change in changes:
         if change.kind == change.Kind.UNDO:
-            summary["undos"] += 1
+            counts["undos"] += 1
         elif change.kind == change.Kind.JOKER:
-            summary["jokers"] += 1
+            counts["jokers"] += 1
         elif any(item.old is not None for item in change.items.all()):
-            summary["corrections"] += 1
+            counts["corrections"] += 1
         else:
-            summary["entries"] += 1
-    return summary
+            counts["entries"] += 1
+    words = {
+        "total": ngettext("%(n)s cambio", "%(n)s cambios", len(changes)),
+        "entries": ngettext("%(n)s anotación", "%(n)s anotaciones", counts["entries"]),
+        "corrections": ngettext("%(n)s corrección", "%(n)s correcciones", counts["corrections"]),
+        "jokers": ngettext("%(n)s Yahtzee extra", "%(n)s Yahtzees extra", counts["jokers"]),
+        "undos": ngettext("%(n)s deshecho", "%(n)s deshechos", counts["undos"]),
+    }
+    counts["total"] = len(changes)
+    parts = {key: text % {"n": counts[key]} for key, text in words.items()}
+    return _("%(total)s: %(entries)s, %(corrections)s, %(jokers)s y %(undos)s.") % parts
 
 
 def _places(scorecard, seats) -> list[int]:
@@ -127,7 +140,7 @@ def _saved(request, scorecard):
 def scorecard_new(request):
     """«Tarjeta de puntos»: choose the registered players present."""
     User = get_user_model()
-    query = request.GET.get("q", "").strip()[:60]
+    query = request.GET.get("q", "").replace("\x00", "").strip()[:60]  # PostgreSQL refuses NUL
     chosen_ids = _ids(request.GET.getlist("p"))
     players = User.objects.filter(is_active=True).order_by("display_name", "username")
     if query:
@@ -145,7 +158,14 @@ def _ids(raw_values) -> list[int]:
     """Distinct positive ints from a list of strings, in order; junk is dropped."""
     ids = []
     for raw in raw_values:
-        if raw.isascii() and raw.isdigit() and 0 < int(raw) < 2**31 and int(raw) not in ids:
+        # At most 10 digits: int() refuses strings of over 4300 digits with a ValueError.
+        if (
+            raw.isascii()
+            and raw.isdigit()
+            and len(raw) <= 10
+            and 0 < int(raw) < 2**31
+            and int(raw) not in ids
+        ):
             ids.append(int(raw))
     return ids
 
@@ -159,10 +179,13 @@ def scorecard_order(request):
     found = User.objects.filter(is_active=True).in_bulk(ids)
     players = [found[i] for i in ids if i in found]
     if not players:
-        messages.error(request, "Elige al menos un jugador.")
+        messages.error(request, _("Elige al menos un jugador."))
         return redirect("scorecard_new")
     if len(players) > services.MAX_PLAYERS:
-        messages.error(request, f"Como mucho {services.MAX_PLAYERS} jugadores por tarjeta.")
+        messages.error(
+            request,
+            _("Como mucho %(max)s jugadores por tarjeta.") % {"max": services.MAX_PLAYERS},
+        )
         return redirect(reverse("scorecard_new") + "?" + _query(ids))
     ids = [p.pk for p in players]
     raw_rounds = request.GET.getlist("s")
@@ -216,9 +239,9 @@ def _who_starts(raw_rounds, n):
     for raw in raw_rounds[:20]:
         sums = [part.strip() for part in raw.split(",")]
         if len(sums) != len(contenders) or not all(
-            s.isascii() and s.isdigit() and 5 <= int(s) <= 30 for s in sums
+            s.isascii() and s.isdigit() and len(s) <= 2 and 5 <= int(s) <= 30 for s in sums
         ):
-            return rounds, None, "Cada suma de cinco dados está entre 5 y 30."
+            return rounds, None, _("Cada suma de cinco dados está entre 5 y 30.")
         round_sums = dict(zip(contenders, (int(s) for s in sums), strict=True))
         rounds.append(round_sums)
         best = max(round_sums.values())
@@ -242,7 +265,7 @@ def scorecard_create(request):
     found = User.objects.in_bulk(ids)
     try:
         if len(found) != len(ids) or len(ids) != len(request.POST.getlist("p")):
-            raise Refused("La lista de jugadores no es válida.")
+            raise Refused(_("La lista de jugadores no es válida."))
         scorecard = services.scorecard_create(
             organizer=request.user, players=[found[i] for i in ids]
         )
@@ -360,7 +383,7 @@ def joker(request, pk, seat_id):
     choices = []
     if face is not None and seat.yahtzee is not None:
         choices = [
-            {"box": c.value, "label": c.label, "score": rules.joker_score(face, c)}
+            {"box": c.value, "label": BOX_LABELS[c], "score": rules.joker_score(face, c)}
             for c in Category
             if c in rules.joker_boxes(face, seat.scores)
         ]
@@ -395,7 +418,7 @@ def finalize(request, pk):
         services.scorecard_finalize(scorecard_id=scorecard.pk)
     except Refused as refused:
         return _refused(request, pk, refused)
-    messages.success(request, "Resultados guardados. La partida ya está en el historial.")
+    messages.success(request, _("Resultados guardados. La partida ya está en el historial."))
     if request.htmx:
         return HttpResponseClientRedirect(reverse("scorecard", args=[pk]))
     return redirect("scorecard", pk=pk)
@@ -408,7 +431,7 @@ def discard(request, pk):
         scorecard = _card(request, pk, edit=True)
         if request.method == "POST":
             services.scorecard_discard(scorecard_id=scorecard.pk)
-            messages.success(request, "Tarjeta descartada.")
+            messages.success(request, _("Tarjeta descartada."))
             return redirect("home")
     except Refused as refused:
         return _refused(request, pk, refused)
@@ -548,10 +571,14 @@ def player(request, pk):
             "over_time": over_time,
             "buckets": buckets,
             "line_chart": stats.line_chart_svg(
-                over_time, title=f"Totales de {person.name} en el tiempo", id_prefix="totals"
+                over_time,
+                title=_("Totales de %(name)s en el tiempo") % {"name": person.name},
+                id_prefix="totals",
             ),
             "histogram_chart": stats.histogram_svg(
-                buckets, title=f"Histograma de totales de {person.name}", id_prefix="histogram"
+                buckets,
+                title=_("Histograma de totales de %(name)s") % {"name": person.name},
+                id_prefix="histogram",
             ),
         },
     )

@@ -68,26 +68,22 @@ def main(argv: list[str]) -> int:
         stdout=subprocess.DEVNULL,
     )
     options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=on"
+    log = str(folder / "log")
+    pg_ctl = [str(bin_dir / "pg_ctl"), "-D", str(data)]
     run(
-        as_server_user(
-            [str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log")]
-            + ["-w", "start"]
-        ),
+        as_server_user([*pg_ctl, "-o", options, "-l", log, "-w", "start"]),
         check=True,
         stdout=subprocess.DEVNULL,
     )
     try:
         url = f"postgres://dados@127.0.0.1:{port}/{DATABASE}"
-        run(
-            [str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "dados"]
-            + [DATABASE],
-            check=True,
-        )
+        createdb = [str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "dados"]
+        run([*createdb, DATABASE], check=True)
         print(f"PostgreSQL {bin_dir.parent.name} on 127.0.0.1:{port}", flush=True)
         return run(argv, env={**os.environ, "DATABASE_URL": url}).returncode
     finally:
         run(
-            as_server_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"]),
+            as_server_user([*pg_ctl, "-m", "fast", "stop"]),
             stdout=subprocess.DEVNULL,
         )
         with contextlib.suppress(OSError):

@@ -9,8 +9,9 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 
 def log_in(page, username):
+    """Log in through the form, in whichever language the page speaks."""
     page.goto("/entrar/")
-    page.get_by_label("Nombre de usuario").fill(username)
-    page.get_by_label("Contraseña").fill(PASSWORD)
-    page.get_by_role("button", name="Entrar").click()
+    page.locator("#id_username").fill(username)
+    page.locator("#id_password").fill(PASSWORD)
+    page.locator("main form button[type=submit]").click()
     page.wait_for_url(re.compile(r"/$"))

@@ -7,11 +7,13 @@ import pytest
 from scorecards import services
 from tests.browsing import log_in
 from tests.factories import UserFactory, fill, finalized_games
+from tests.po import spanish_phrases
 
 pytestmark = pytest.mark.browser
 
 AXE = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "axe.min.js"
 SHOTS = Path(__file__).resolve().parent / "artifacts"
+SPANISH = spanish_phrases()
 VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 900}}
 
 # Runs before any page script and outside the page's CSP, so it sees every violation.
@@ -82,9 +84,10 @@ def serious_violations(page):
     ]
 
 
+@pytest.mark.parametrize("language", ["es", "en"])
 @pytest.mark.parametrize("viewport", sorted(VIEWPORTS))
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_every_page_is_clean_and_accessible(browser, server, world, scheme, viewport):
+def test_every_page_is_clean_and_accessible(browser, server, world, scheme, viewport, language):
     if not AXE.exists():
         pytest.fail("axe-core is missing: run `make test` (it runs npm ci)")
     problems = []
@@ -94,6 +97,7 @@ def test_every_page_is_clean_and_accessible(browser, server, world, scheme, view
         )
         context.add_init_script(WATCH_CSP)
         context.add_init_script(path=str(AXE))
+        context.add_cookies([{"name": "django_language", "value": language, "url": server}])
         page = context.new_page()
         errors = []
         page.on(
@@ -107,12 +111,18 @@ def test_every_page_is_clean_and_accessible(browser, server, world, scheme, view
             response = page.goto(path)
             violations = page.evaluate("window.__csp")
             a11y = serious_violations(page)
-            if response.status != 200 or errors or violations or a11y:
-                problems.append((username, path, response.status, errors[:], violations, a11y))
+            untranslated = []
+            if language == "en":
+                text = page.inner_text("body")
+                untranslated = [phrase for phrase in SPANISH if phrase in text]
+            if response.status != 200 or errors or violations or a11y or untranslated:
+                problems.append(
+                    (username, path, response.status, errors[:], violations, a11y, untranslated)
+                )
             if viewport == "phone" and username == "olga":
                 SHOTS.mkdir(exist_ok=True)
                 name = path.strip("/").replace("/", "_").split("?")[0] or "inicio"
-                page.screenshot(path=SHOTS / f"{scheme}-{name}.png", full_page=True)
+                page.screenshot(path=SHOTS / f"{language}-{scheme}-{name}.png", full_page=True)
         context.close()
     assert problems == []
 

@@ -96,6 +96,8 @@ EXPECTED = {
     ("history_csv", "POST"): everyone(405),
     ("player", "GET"): everyone(200),
     ("player", "POST"): everyone(405),
+    ("set_language", "GET"): everyone(302, anonymous=302),
+    ("set_language", "POST"): everyone(302, anonymous=302),
     ("ranking", "GET"): everyone(200),
     ("ranking", "POST"): everyone(405),
 }

@@ -16,7 +16,10 @@ PRODUCTION = {
 
 
 def manage(*args, **env):
-    clean = {k: v for k, v in os.environ.items() if k not in {"SECURE", "SECURE_SSL_REDIRECT"}}
+    # Only what production sets: not the test run's overrides, nor the browser tests'
+    # DJANGO_ALLOW_ASYNC_UNSAFE.
+    dropped = {"SECURE", "SECURE_SSL_REDIRECT", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    clean = {k: v for k, v in os.environ.items() if k not in dropped}
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         env={**clean, **PRODUCTION, **env},

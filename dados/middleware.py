@@ -1,0 +1,25 @@
+from django.conf import settings
+from django.utils import translation
+from django.utils.cache import patch_vary_headers
+
+
+class LanguageMiddleware:
+    """Spanish unless the person chose another language with the switch.
+
+    Django's LocaleMiddleware would follow the browser's Accept-Language; Dados is
+    a Spanish app whose English is opt-in, remembered in the language cookie.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+        self.supported = {code for code, _name in settings.LANGUAGES}
+
+    def __call__(self, request):
+        chosen = request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME)
+        language = chosen if chosen in self.supported else settings.LANGUAGE_CODE
+        translation.activate(language)
+        request.LANGUAGE_CODE = language
+        response = self.get_response(request)
+        patch_vary_headers(response, ["Cookie"])
+        response.headers.setdefault("Content-Language", language)
+        return response
