@@ -1,14 +1,16 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from accounts import views
+from accounts import forms, views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("perfil/", views.profile, name="profile"),
     path(
         "entrar/",
-        auth_views.LoginView.as_view(redirect_authenticated_user=True),
+        auth_views.LoginView.as_view(
+            authentication_form=forms.LoginForm, redirect_authenticated_user=True
+        ),
         name="login",
     ),
     path("salir/", auth_views.LogoutView.as_view(), name="logout"),

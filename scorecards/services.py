@@ -122,6 +122,9 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
         scorecard = _locked(scorecard_id)
         seat = _seat(scorecard, seat_id)
         current = getattr(seat, box)
+        if current == new:
+            # Already there (a retried request whose answer was lost): nothing to do.
+            return scorecard
         if current != seen:
             raise Refused(
                 _(
@@ -135,10 +138,9 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
                 },
                 status=409,
             )
-        if current != new:
-            item = _set(seat, box, new)
-            seat.save(update_fields=[box])
-            _record(scorecard, author, Change.Kind.BOX, [item])
+        item = _set(seat, box, new)
+        seat.save(update_fields=[box])
+        _record(scorecard, author, Change.Kind.BOX, [item])
         return scorecard
 
 
@@ -177,10 +179,20 @@ def joker_write(*, scorecard_id, seat_id, face, box, author) -> Scorecard:
         return scorecard
 
 
-def change_undo(*, scorecard_id, author) -> Scorecard:
-    """Undo the latest change not yet undone, restoring every value it wrote."""
+def change_undo(*, scorecard_id, author, version=None) -> Scorecard:
+    """Undo the latest change not yet undone, restoring every value it wrote.
+
+    version is the card version the person saw: if the card changed since (another
+    device wrote, or this is a replayed request), nothing is undone.
+    """
+    seen = parse_value(version)
     with transaction.atomic():
         scorecard = _locked(scorecard_id)
+        if seen is not None and seen != scorecard.version:
+            raise Refused(
+                _("La tarjeta ha cambiado desde que la viste: revisa antes de deshacer."),
+                status=409,
+            )
         target = (
             scorecard.changes.exclude(kind=Change.Kind.UNDO)
             .filter(undone_by__isnull=True)

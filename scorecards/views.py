@@ -404,7 +404,9 @@ def joker(request, pk, seat_id):
 def undo(request, pk):
     try:
         scorecard = _card(request, pk, edit=True)
-        scorecard = services.change_undo(scorecard_id=scorecard.pk, author=request.user)
+        scorecard = services.change_undo(
+            scorecard_id=scorecard.pk, author=request.user, version=request.POST.get("version")
+        )
     except Refused as refused:
         return _refused(request, pk, refused)
     return _saved(request, scorecard)

@@ -541,3 +541,28 @@ def test_huge_ids_are_404_not_500(org_client, card, path):
     response = org_client.post(url, {"value": "1", "face": "1", "box": "ones"})
     assert response.status_code in (302, 404, 405)
     assert Change.objects.count() == 0
+
+
+def test_a_retried_write_whose_answer_was_lost_is_confirmed(org_client, card, ana):
+    seat = seat_of(card, ana)
+    write(org_client, card, seat, "sixes", "18")
+    response = write(org_client, card, seat, "sixes", "18", was="", htmx=True)
+    assert response.status_code == 200
+    assert 'role="alert"' not in response.text
+    assert ChangeItem.objects.count() == 1
+
+
+def test_undo_refuses_when_the_card_changed_since_it_was_seen(org_client, card, ana):
+    seat = seat_of(card, ana)
+    write(org_client, card, seat, "ones", "3")
+    seen = Scorecard.objects.get(pk=card.pk).version
+    write(org_client, card, seat, "twos", "4")
+    response = org_client.post(
+        reverse("undo", args=[card.pk]), {"version": seen}, headers={"HX-Request": "true"}
+    )
+    assert response.status_code == 409
+    assert "revisa antes de deshacer" in response.text
+    assert seat_of(card, ana).twos == 4
+    current = Scorecard.objects.get(pk=card.pk).version
+    response = org_client.post(reverse("undo", args=[card.pk]), {"version": current})
+    assert seat_of(card, ana).twos is None
