@@ -41,6 +41,11 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def run_as_server(command: list[str], **kwargs) -> subprocess.CompletedProcess:
+    """Run a PostgreSQL server command, from a directory its user may enter."""
+    return subprocess.run(as_server_user(command), cwd="/", **kwargs)
+
+
 def as_server_user(command: list[str]) -> list[str]:
     # initdb and postgres refuse to run as root; Debian's package provides 'postgres'.
     if os.geteuid() == 0:
@@ -60,20 +65,16 @@ def main(argv: list[str]) -> int:
         shutil.chown(folder, "postgres")
     port = free_port()
     run = subprocess.run
-    run(
-        as_server_user(
-            [str(bin_dir / "initdb"), "-D", str(data), "-U", "dados", "-A", "trust", "-E", "UTF8"]
-        ),
+    run_as_server(
+        [str(bin_dir / "initdb"), "-D", str(data), "-U", "dados", "-A", "trust", "-E", "UTF8"],
         check=True,
         stdout=subprocess.DEVNULL,
     )
     options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=on"
     log = str(folder / "log")
     pg_ctl = [str(bin_dir / "pg_ctl"), "-D", str(data)]
-    run(
-        as_server_user([*pg_ctl, "-o", options, "-l", log, "-w", "start"]),
-        check=True,
-        stdout=subprocess.DEVNULL,
+    run_as_server(
+        [*pg_ctl, "-o", options, "-l", log, "-w", "start"], check=True, stdout=subprocess.DEVNULL
     )
     try:
         url = f"postgres://dados@127.0.0.1:{port}/{DATABASE}"
@@ -82,10 +83,7 @@ def main(argv: list[str]) -> int:
         print(f"PostgreSQL {bin_dir.parent.name} on 127.0.0.1:{port}", flush=True)
         return run(argv, env={**os.environ, "DATABASE_URL": url}).returncode
     finally:
-        run(
-            as_server_user([*pg_ctl, "-m", "fast", "stop"]),
-            stdout=subprocess.DEVNULL,
-        )
+        run_as_server([*pg_ctl, "-m", "fast", "stop"], stdout=subprocess.DEVNULL)
         with contextlib.suppress(OSError):
             time.sleep(0.2)
             shutil.rmtree(folder)

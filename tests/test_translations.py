@@ -44,3 +44,30 @@ def test_every_message_has_an_english_translation():
     assert len(entries) > 200
     missing = [msgid for flags, msgid, strings in entries if "fuzzy" in flags or not all(strings)]
     assert missing == []
+
+
+@pytest.mark.django_db
+def test_spanish_is_the_default_even_for_an_english_browser(client):
+    page = client.get("/entrar/", headers={"Accept-Language": "en-US,en;q=0.9"})
+    assert '<html lang="es">' in page.text
+    assert "Anota tus partidas con dados físicos" in page.text
+
+
+@pytest.mark.django_db
+def test_the_language_switch_remembers_english(client):
+    response = client.post("/idioma/", {"language": "en", "next": "/entrar/"})
+    assert response.status_code == 302
+    assert response.url == "/entrar/"
+    assert response.cookies[settings.LANGUAGE_COOKIE_NAME].value == "en"
+    page = client.get("/entrar/")
+    assert '<html lang="en">' in page.text
+    assert "Score your games with physical dice" in page.text
+    client.post("/idioma/", {"language": "es", "next": "/entrar/"})
+    assert '<html lang="es">' in client.get("/entrar/").text
+
+
+@pytest.mark.django_db
+def test_an_unknown_language_keeps_spanish(client):
+    client.post("/idioma/", {"language": "xx", "next": "/entrar/"})
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "xx"
+    assert '<html lang="es">' in client.get("/entrar/").text

@@ -1,0 +1,88 @@
+"""The card on a phone: keyboard and screen-reader use of the picker, and honest failures."""
+
+import pytest
+
+from scorecards import services
+from tests.browsing import log_in
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def card_page(browser, server):
+    organizer = UserFactory(username="olga", display_name="Olga")
+    ana = UserFactory(username="ana", display_name="Ana")
+    card = services.scorecard_create(organizer=organizer, players=[ana])
+    seat = card.seats.get()
+    services.box_write(
+        scorecard_id=card.pk, seat_id=seat.pk, box="ones", value="0", was="", author=organizer
+    )
+    context = browser.new_context(viewport={"width": 390, "height": 844}, base_url=server)
+    page = context.new_page()
+    log_in(page, "olga")
+    page.goto(f"/tarjetas/{card.pk}/")
+    yield page
+    context.close()
+
+
+def test_the_picker_is_a_dialog_for_the_keyboard(card_page):
+    page = card_page
+    cell = page.locator('a.cell[aria-label="Doses — Ana: sin anotar"]')
+    cell.focus()
+    page.keyboard.press("Enter")
+    dialog = page.get_by_role("dialog", name="Doses — Ana")
+    dialog.wait_for()
+    assert page.evaluate(
+        "document.getElementById('picker-dialog').contains(document.activeElement)"
+    )
+    page.keyboard.press("Escape")
+    dialog.wait_for(state="hidden")
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == (
+        "Doses — Ana: sin anotar"
+    )
+    # And the keyboard alone can score a box.
+    page.keyboard.press("Enter")
+    dialog.wait_for()
+    page.locator('#picker button[name="value"][value="4"]').focus()
+    page.keyboard.press("Enter")
+    page.locator('a.cell[aria-label="Doses — Ana: 4"]').wait_for()
+
+
+def test_blank_scratched_and_bonus_do_not_rely_on_colour(card_page):
+    page = card_page
+    blank = page.locator('a.cell[aria-label="Treses — Ana: sin anotar"]')
+    scratched = page.locator('a.cell[aria-label="Unos — Ana: 0"]')
+    assert blank.inner_text() == "·"
+    decoration = scratched.locator(".zero").evaluate("e => getComputedStyle(e).textDecorationLine")
+    assert "line-through" in decoration
+    assert "faltan 63" in page.locator("tr.sum", has_text="Bonus superior").inner_text()
+
+
+def test_a_failed_request_says_so_and_pretends_nothing(card_page):
+    page = card_page
+    page.route(
+        "**/casilla/**",
+        lambda route: route.abort() if route.request.method == "POST" else route.continue_(),
+    )
+    page.locator('a.cell[aria-label="Cincos — Ana: sin anotar"]').click()
+    page.locator("#picker-dialog[open]").wait_for()
+    page.locator('#picker button[name="value"][value="15"]').click()
+    alert = page.locator("#net-error")
+    alert.wait_for()
+    assert "no se ha guardado nada" in alert.inner_text()
+    assert page.locator('a.cell[aria-label="Cincos — Ana: sin anotar"]').count() == 1
+
+
+def test_a_request_in_flight_marks_its_control(card_page):
+    page = card_page
+    held = []
+    page.route("**/casilla/**", lambda route: held.append(route))
+    page.locator('a.cell[aria-label="Seises — Ana: sin anotar"]').click()
+    page.wait_for_function("document.querySelector('a.cell.htmx-request') !== null")
+    assert page.locator("a.cell.htmx-request").get_attribute("aria-label") == (
+        "Seises — Ana: sin anotar"
+    )
+    held[0].continue_()
+    page.unroute("**/casilla/**")
+    page.locator("#picker-dialog[open]").wait_for()
