@@ -10,7 +10,7 @@ PORT ?= 8000
 RUN_ENV := DEBUG=$${DEBUG:-true}
 TEST_ENV := DEBUG=false SECURE_SSL_REDIRECT=false SECRET_KEY=dados-test-only-secret-key-not-for-deployment-0123456789
 
-.PHONY: run test lint format migrate venv clean chromium
+.PHONY: run test bench lint format migrate venv clean chromium
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -67,5 +67,12 @@ test: $(STAMP) $(MO) lint chromium node_modules/.installed-stamp
 	$(TEST_ENV) $(BIN)/pytest
 	$(TEST_ENV) $(BIN)/python scripts/with_postgres.py -- $(BIN)/pytest -p no:cacheprovider
 
+# Load test (issue 7): 10,000 games, gunicorn with production settings, wrk; SQLite then
+# PostgreSQL. Fails when a latency budget is missed. BENCH_ARGS=--write-results updates
+# bench/RESULTS.md.
+BENCH_ARGS ?=
+bench: $(STAMP) $(MO)
+	$(BIN)/python bench/run.py $(BENCH_ARGS)
+
 clean:
-	rm -rf $(VENV) staticfiles .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) staticfiles .pytest_cache .ruff_cache .hypothesis bench/.cache

@@ -1,0 +1,1 @@
+"""Load benchmark of Dados (`make bench`): see bench/run.py and bench/RESULTS.md."""

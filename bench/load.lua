@@ -1,0 +1,113 @@
+-- wrk script for `make bench` (bench/run.py writes the data file and reads the JSON line).
+--
+--   wrk -t T -c C -d 10s -s bench/load.lua http://127.0.0.1:PORT/ -- DATA.lua T
+--
+-- DATA.lua sets `expect` (the status every response must have) and either
+--   mode = "rotate": `requests`, a list of {method, path, headers, body} sent round-robin
+--                    (each thread starts at a different place in the list), or
+--   mode = "toggle": `headers` and `cells`, a list of {path, a, b}: box writes that flip each
+--                    cell between its current value a and another allowed value b, always
+--                    sending the value the server holds as `was`. Each thread owns every
+--                    T-th cell and cycles through all of its cells before writing one again,
+--                    so a cell's previous write has long been answered when it is next
+--                    written, and the `was` is right (a wrong one is a 409, counted as an
+--                    error).
+-- done() prints one line, "BENCH_JSON {...}": counts, statuses and latency percentiles (µs).
+
+local threads = {}
+local started = 0
+
+function setup(thread)
+   thread:set("id", started)
+   started = started + 1
+   table.insert(threads, thread)
+end
+
+local formatted, cells, position
+
+function init(args)
+   dofile(args[1])
+   local nthreads = tonumber(args[2])
+   statuses = {}
+   unexpected = 0
+   sample = nil
+   if mode == "toggle" then
+      cells = {}
+      for i, cell in ipairs(all_cells) do
+         if (i - 1) % nthreads == id then
+            table.insert(cells, {path = cell[1], a = cell[2], b = cell[3], flipped = false})
+         end
+      end
+      position = 0
+   else
+      formatted = {}
+      for _, r in ipairs(requests) do
+         table.insert(formatted, wrk.format(r[1], r[2], r[3], r[4]))
+      end
+      -- Spread the threads over the list.
+      position = math.floor(#formatted * id / nthreads)
+   end
+end
+
+function request()
+   if mode == "toggle" then
+      position = position % #cells + 1
+      local cell = cells[position]
+      local value, was
+      if cell.flipped then
+         value, was = cell.a, cell.b
+      else
+         value, was = cell.b, cell.a
+      end
+      cell.flipped = not cell.flipped
+      return wrk.format("POST", cell.path, headers, "value=" .. value .. "&was=" .. was)
+   end
+   position = position % #formatted + 1
+   return formatted[position]
+end
+
+function response(status, headers, body)
+   local key = tostring(status)
+   statuses[key] = (statuses[key] or 0) + 1
+   if status ~= expect then
+      unexpected = unexpected + 1
+      if sample == nil then
+         sample = key .. " " .. string.sub(body or "", 1, 400)
+      end
+   end
+end
+
+local function quote(s)
+   s = string.gsub(s, '[%c"\\]', function(c)
+      if c == '"' then return '\\"' end
+      if c == "\\" then return "\\\\" end
+      return string.format("\\u%04x", string.byte(c))
+   end)
+   return '"' .. s .. '"'
+end
+
+function done(summary, latency, requests)
+   local all, bad, first = {}, 0, nil
+   for _, thread in ipairs(threads) do
+      for key, n in pairs(thread:get("statuses") or {}) do
+         all[key] = (all[key] or 0) + n
+      end
+      bad = bad + (thread:get("unexpected") or 0)
+      first = first or thread:get("sample")
+   end
+   local parts = {}
+   for key, n in pairs(all) do
+      table.insert(parts, quote(key) .. ":" .. n)
+   end
+   local e = summary.errors
+   io.write(string.format(
+      'BENCH_JSON {"requests":%d,"duration_us":%d,"bytes":%d,' ..
+      '"connect":%d,"read":%d,"write":%d,"timeout":%d,"status_errors":%d,' ..
+      '"unexpected":%d,"statuses":{%s},' ..
+      '"p50":%d,"p90":%d,"p95":%d,"p99":%d,"max":%d,"mean":%.1f,"sample":%s}\n',
+      summary.requests, summary.duration, summary.bytes,
+      e.connect, e.read, e.write, e.timeout, e.status,
+      bad, table.concat(parts, ","),
+      latency:percentile(50), latency:percentile(90), latency:percentile(95),
+      latency:percentile(99), latency.max, latency.mean, quote(first or "")))
+end

@@ -1,0 +1,12 @@
+"""The app's URLs plus the two floor views the benchmark compares every scenario with."""
+
+from django.urls import path
+
+from bench import views
+from dados.urls import urlpatterns as app_urlpatterns
+
+urlpatterns = [
+    path("_bench/suelo/", views.floor_get, name="bench_floor_get"),
+    path("_bench/suelo/post/", views.floor_post, name="bench_floor_post"),
+    *app_urlpatterns,
+]
