@@ -8,6 +8,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
+from scorecards.models import StatsVersion
 
 
 class PlayerCreationForm(forms.ModelForm):
@@ -129,6 +130,8 @@ class UserAdmin(BaseUserAdmin):
             messages.warning(request, _temporary_message([(obj, form.temporary_password)]))
         if change and "is_active" in form.changed_data and not obj.is_active:
             obj.end_sessions()
+        if change and {"is_active", "display_name", "username"} & set(form.changed_data):
+            StatsVersion.bump()
 
     def get_deleted_objects(self, objs, request):
         """A player who appears in any scorecard is never deleted: deactivate instead."""
@@ -158,6 +161,7 @@ class UserAdmin(BaseUserAdmin):
             user.save(update_fields=["is_active"])
             user.end_sessions()
             self.log_change(request, user, _("Desactivado."))
+        StatsVersion.bump()
         self.message_user(request, _("%(n)s jugadores desactivados.") % {"n": len(users)})
 
     @admin.action(description=_("Reactivar los jugadores seleccionados"))
@@ -167,6 +171,7 @@ class UserAdmin(BaseUserAdmin):
             user.is_active = True
             user.save(update_fields=["is_active"])
             self.log_change(request, user, _("Reactivado."))
+        StatsVersion.bump()
         self.message_user(request, _("%(n)s jugadores reactivados.") % {"n": len(users)})
 
     @admin.action(description=_("Generar una contraseña temporal"))

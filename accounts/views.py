@@ -7,6 +7,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.models import User
+from scorecards.models import StatsVersion
 
 
 @login_required
@@ -40,6 +41,7 @@ def profile(request):
     form = ProfileForm(request.POST or None, instance=request.user)
     if request.method == "POST" and form.is_valid():
         form.save()
+        StatsVersion.bump()  # the name shows in history, statistics and the ranking
         messages.success(request, _("Nombre guardado."))
         return redirect("profile")
     return render(request, "accounts/profile.html", {"form": form})

@@ -217,6 +217,15 @@ STORAGES = {
     },
 }
 
+# Per-process cache of pages built from finished games; keyed on a version kept in the
+# database, so several app servers never serve each other stale copies.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "OPTIONS": {"MAX_ENTRIES": 5000},
+    }
+}
+
 # Sessions live in the database, so any number of app servers can share them.
 SESSION_ENGINE = "django.contrib.sessions.backends.db"
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 30

@@ -214,3 +214,30 @@ class ChangeItem(models.Model):
 
     def __str__(self):
         return f"{self.seat}: {self.get_box_display()} {self.old} → {self.new}"
+
+
+class StatsVersion(models.Model):
+    """One number that changes whenever finished-game pages could change.
+
+    Finalized games never change (the database refuses it), so history, statistics
+    and the ranking only change when a game is finalized or a player is renamed or
+    (de)activated; each of those bumps this number, and cached pages are keyed on it.
+    """
+
+    value = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name = _("versión de las estadísticas")
+
+    def __str__(self):
+        return str(self.value)
+
+    @classmethod
+    def current(cls) -> int:
+        value = cls.objects.filter(pk=1).values_list("value", flat=True).first()
+        return value or 0
+
+    @classmethod
+    def bump(cls) -> None:
+        if not cls.objects.filter(pk=1).update(value=models.F("value") + 1):
+            cls.objects.get_or_create(pk=1, defaults={"value": 1})

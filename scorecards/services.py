@@ -14,6 +14,7 @@ from scorecards.models import (
     FinalizedError,
     Scorecard,
     Seat,
+    StatsVersion,
 )
 from scorecards.rules import Category
 
@@ -229,6 +230,7 @@ def scorecard_finalize(*, scorecard_id) -> Scorecard:
         scorecard.finalized_at = timezone.now()
         scorecard.version += 1
         scorecard.save(update_fields=["finalized_at", "version"])
+        StatsVersion.bump()
     return scorecard
 
 

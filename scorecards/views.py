@@ -1,18 +1,21 @@
 import csv
 import dataclasses
+import hashlib
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Prefetch, Q
 from django.http import Http404, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import get_language, ngettext
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
@@ -20,12 +23,13 @@ from django_htmx.http import HttpResponseClientRedirect
 from scorecards import rules, services, stats
 from scorecards.forms import HistoryFilterForm
 from scorecards.labels import BOX_LABELS
-from scorecards.models import BONUS, ChangeItem, Scorecard, Seat
+from scorecards.models import BONUS, ChangeItem, Scorecard, Seat, StatsVersion
 from scorecards.rules import Category
 from scorecards.services import Refused
 
 RECENT_CHANGES = 5
 HISTORY_PAGE = 20
+FINISHED_GAMES_CACHE_SECONDS = 24 * 60 * 60
 RANKING_MIN_GAMES = 5
 
 
@@ -466,28 +470,26 @@ def _winners(scorecard) -> list:
 @require_GET
 def history(request):
     """«Historial»: the finalized games I played, newest first, paginated and filterable."""
-    form, seats = _my_games(request)
-    page = Paginator(seats, HISTORY_PAGE).get_page(request.GET.get("pagina"))
-    rows = [{"mine": seat, "winners": _winners(seat.scorecard)} for seat in page]
+
+    def finished_games():
+        form, seats = _my_games(request)
+        page = Paginator(seats, HISTORY_PAGE).get_page(request.GET.get("pagina"))
+        rows = [{"mine": seat, "winners": _winners(seat.scorecard)} for seat in page]
+        query = request.GET.copy()
+        query.pop("pagina", None)
+        context = {"form": form, "page": page, "rows": rows, "query": query.urlencode()}
+        return render_to_string("scorecards/history.html#body", context, request=request)
+
     in_progress = (
         Scorecard.objects.in_progress()
         .filter(Q(organizer=request.user) | Q(seats__player=request.user))
         .distinct()
         .order_by("-created_at")[:20]
     )
-    query = request.GET.copy()
-    query.pop("pagina", None)
-    return render(
-        request,
-        "scorecards/history.html",
-        {
-            "form": form,
-            "page": page,
-            "rows": rows,
-            "in_progress": in_progress,
-            "query": query.urlencode(),
-        },
+    body = _finished_games_page(
+        ("history", request.user.pk, request.GET.urlencode()), finished_games
     )
+    return render(request, "scorecards/history.html", {"body": body, "in_progress": in_progress})
 
 
 @login_required
@@ -560,13 +562,12 @@ def scorecard_json(request, pk):
 def player(request, pk):
     """A player's statistics, visible to every logged-in player."""
     person = get_object_or_404(get_user_model(), pk=pk)
-    summary = stats.player_summary(person)
-    over_time = stats.totals_over_time(person)
-    buckets = stats.histogram(person)
-    return render(
-        request,
-        "scorecards/player.html",
-        {
+
+    def statistics():
+        summary = stats.player_summary(person)
+        over_time = stats.totals_over_time(person)
+        buckets = stats.histogram(person)
+        context = {
             "person": person,
             "summary": summary,
             "rivals": stats.head_to_head(person),
@@ -582,17 +583,39 @@ def player(request, pk):
                 title=_("Histograma de totales de %(name)s") % {"name": person.name},
                 id_prefix="histogram",
             ),
-        },
-    )
+        }
+        return render_to_string("scorecards/player.html#body", context, request=request)
+
+    body = _finished_games_page(("player", person.pk), statistics)
+    return render(request, "scorecards/player.html", {"person": person, "body": body})
 
 
 @login_required
 @require_GET
 def ranking(request):
     """«Clasificación»: active players by average total, with at least MIN_GAMES games."""
-    ranked, unranked = stats.ranking(min_games=RANKING_MIN_GAMES)
+
+    def table():
+        ranked, unranked = stats.ranking(min_games=RANKING_MIN_GAMES)
+        context = {"ranked": ranked, "unranked": unranked, "min_games": RANKING_MIN_GAMES}
+        return render_to_string("scorecards/ranking.html#body", context, request=request)
+
     return render(
-        request,
-        "scorecards/ranking.html",
-        {"ranked": ranked, "unranked": unranked, "min_games": RANKING_MIN_GAMES},
+        request, "scorecards/ranking.html", {"body": _finished_games_page(("ranking",), table)}
     )
+
+
+def _finished_games_page(key, render_body):
+    """A page part built only from finished games, cached until one more game is finalized.
+
+    Finalized games never change, so StatsVersion (bumped by every finalize and by
+    renaming or (de)activating a player) is all a cached copy has to agree with; the
+    key also carries the language, as the same numbers read differently in each.
+    """
+    parts = ["dados", *map(str, key), str(StatsVersion.current()), get_language()]
+    cache_key = "page:" + hashlib.sha256(":".join(parts).encode()).hexdigest()
+    body = cache.get(cache_key)
+    if body is None:
+        body = render_body()
+        cache.set(cache_key, body, FINISHED_GAMES_CACHE_SECONDS)
+    return body

@@ -6,6 +6,16 @@ from tests.browsing import CHROMIUM
 from tests.factories import UserFactory
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Each test starts with an empty page cache, as its database starts empty."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 @pytest.fixture
 def alice(db):
     return UserFactory(username="ana", display_name="Ana")

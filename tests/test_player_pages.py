@@ -88,9 +88,35 @@ def test_statistics_pages_cost_the_same_at_10_and_500_games(
     viewer, ana, ben, django_assert_num_queries, n
 ):
     finalized_games([ana, ben, UserFactory()], n)
-    # session, user, the player, summary, head-to-head (+ opponents), totals, histogram
-    with django_assert_num_queries(8):
+    # session, user, the player, stats version; not yet cached: summary,
+    # head-to-head (+ opponents), totals, histogram
+    with django_assert_num_queries(9):
         assert viewer.get(reverse("player", args=[ana.pk])).status_code == 200
-    # session, user, the ranking
+    with django_assert_num_queries(4):  # cached: session, user, the player, version
+        assert viewer.get(reverse("player", args=[ana.pk])).status_code == 200
+    # session, user, version, the ranking
+    with django_assert_num_queries(4):
+        assert viewer.get(reverse("ranking")).status_code == 200
     with django_assert_num_queries(3):
         assert viewer.get(reverse("ranking")).status_code == 200
+
+
+def test_cached_pages_change_when_a_game_is_finalized_or_a_player_renamed(viewer, ana, ben):
+    finalized_games([ana, ben], 5)
+    assert "<dt>Partidas</dt><dd>5</dd>" in viewer.get(reverse("player", args=[ana.pk])).text
+    card = make_scorecard(players=[ana, ben])
+    fill(card)
+    services.scorecard_finalize(scorecard_id=card.pk)
+    assert "<dt>Partidas</dt><dd>6</dd>" in viewer.get(reverse("player", args=[ana.pk])).text
+    assert ">Ana</a>" in viewer.get(reverse("ranking")).text
+    ana_client = type(viewer)()
+    ana_client.force_login(ana)
+    ana_client.post(reverse("profile"), {"display_name": "Ana María"})
+    assert ">Ana María</a>" in viewer.get(reverse("ranking")).text
+
+
+def test_cached_pages_follow_the_language(viewer, ana, ben):
+    finalized_games([ana, ben], 5)
+    assert "Victorias" in viewer.get(reverse("player", args=[ana.pk])).text
+    viewer.post("/idioma/", {"language": "en", "next": "/"})
+    assert "Wins" in viewer.get(reverse("player", args=[ana.pk])).text
