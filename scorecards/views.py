@@ -8,7 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import Prefetch, Q
+from django.db.models import Prefetch
 from django.http import Http404, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -480,12 +480,7 @@ def history(request):
         context = {"form": form, "page": page, "rows": rows, "query": query.urlencode()}
         return render_to_string("scorecards/history.html#body", context, request=request)
 
-    in_progress = (
-        Scorecard.objects.in_progress()
-        .filter(Q(organizer=request.user) | Q(seats__player=request.user))
-        .distinct()
-        .order_by("-created_at")[:20]
-    )
+    in_progress = Scorecard.objects.mine(request.user).in_progress().order_by("-created_at")[:20]
     body = _finished_games_page(
         ("history", request.user.pk, request.GET.urlencode()), finished_games
     )
