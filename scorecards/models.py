@@ -1,5 +1,5 @@
 from django.conf import settings
-from django.db import models
+from django.db import connections, models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
@@ -28,6 +28,24 @@ class ScorecardQuerySet(models.QuerySet):
     def visible_to(self, user):
         """Cards a user may see: their own as organizer or player; all of them for staff."""
         return self if user.is_staff else self.mine(user)
+
+    def live_version(self, pk, user) -> int | None:
+        """The version of a card this user may see, else None: one indexed query.
+
+        Live polling asks this every few seconds from every phone at the table, so it
+        is plain SQL rather than a queryset built anew on each poll.
+        """
+        if not 0 < pk < 2**63:  # beyond any id; the database would refuse the number
+            return None
+        sql = (
+            "SELECT version FROM scorecards_scorecard s WHERE s.id = %s AND (%s"
+            " OR s.organizer_id = %s OR EXISTS (SELECT 1 FROM scorecards_seat t"
+            " WHERE t.scorecard_id = s.id AND t.player_id = %s))"
+        )
+        with connections[self.db].cursor() as cursor:
+            cursor.execute(sql, [pk, user.is_staff, user.pk, user.pk])
+            row = cursor.fetchone()
+        return row[0] if row else None
 
     def in_progress(self):
         return self.filter(finalized_at__isnull=True)

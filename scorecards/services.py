@@ -25,10 +25,12 @@ BOXES = frozenset(c.value for c in Category) | {BONUS}
 class Refused(Exception):
     """A write the app will not make; the message is for the person at the table."""
 
-    def __init__(self, message, status=400, problems=None):
+    def __init__(self, message, status=400, problems=None, access=False):
         super().__init__(message)
         self.message = message
         self.status = status
+        # Refused because of who asks (404/403): answered without showing the card.
+        self.access = access
         # For a refused finalize: [(seat, [reason, ...]), ...]
         self.problems = problems or []
 
@@ -53,15 +55,25 @@ def parse_value(raw) -> int | None:
     return int(text)
 
 
-def _locked(scorecard_id) -> Scorecard:
-    """Lock the card for this transaction and refuse if it is finalized."""
+def _locked(scorecard_id, editor=None) -> Scorecard:
+    """Lock the card for this transaction; refuse if it is finalized or not the editor's.
+
+    With an editor, a card they may not see does not exist (404) and one they may only
+    see is not theirs to change (403), checked in the same locking query.
+    """
+    cards = Scorecard.objects.all() if editor is None else Scorecard.objects.visible_to(editor)
     scorecard = (
-        Scorecard.objects.select_for_update(of=("self",))
+        cards.select_for_update(of=("self",))
         .select_related("organizer")
-        .get(pk=scorecard_id)
+        .filter(pk=scorecard_id)
+        .first()
     )
+    if scorecard is None:
+        raise Refused(_("Esa tarjeta no existe."), status=404, access=True)
     if scorecard.is_finalized:
         raise Refused(str(FinalizedError.message), status=409)
+    if editor is not None and not scorecard.can_edit(editor):
+        raise Refused(_("Solo quien organiza puede cambiar esta tarjeta."), status=403, access=True)
     return scorecard
 
 
@@ -110,17 +122,18 @@ def scorecard_create(*, organizer, players) -> Scorecard:
 
 def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
     """Write one box (or the bonus count) if it still holds what the writer saw."""
-    if box not in BOXES:
-        raise Refused(_("Esa casilla no existe."), status=404)
-    new = (parse_value(value) or 0) if box == BONUS else parse_value(value)
-    seen = parse_value(was)
-    if new is not None and new not in allowed_values(box):
-        raise Refused(
-            _("%(box)s: %(value)s no es una puntuación posible.")
-            % {"box": box_label(box), "value": new}
-        )
     with transaction.atomic():
-        scorecard = _locked(scorecard_id)
+        # Who may write comes first: a stranger learns nothing from how the data is wrong.
+        scorecard = _locked(scorecard_id, author)
+        if box not in BOXES:
+            raise Refused(_("Esa casilla no existe."), status=404)
+        new = (parse_value(value) or 0) if box == BONUS else parse_value(value)
+        seen = parse_value(was)
+        if new is not None and new not in allowed_values(box):
+            raise Refused(
+                _("%(box)s: %(value)s no es una puntuación posible.")
+                % {"box": box_label(box), "value": new}
+            )
         seat = _seat(scorecard, seat_id)
         current = getattr(seat, box)
         if current == new:
@@ -140,7 +153,8 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
                 status=409,
             )
         item = _set(seat, box, new)
-        seat.save(update_fields=[box])
+        # The card is locked and not finalized: update() skips Seat.save()'s re-check.
+        Seat.objects.filter(pk=seat.pk).update(**{box: new})
         _record(scorecard, author, Change.Kind.BOX, [item])
         return scorecard
 
@@ -155,7 +169,7 @@ def joker_write(*, scorecard_id, seat_id, face, box, author) -> Scorecard:
     if not 1 <= face <= 6:
         raise Refused(_("Elige la cara de los dados y una casilla."))
     with transaction.atomic():
-        scorecard = _locked(scorecard_id)
+        scorecard = _locked(scorecard_id, author)
         seat = _seat(scorecard, seat_id)
         if seat.yahtzee is None:
             raise Refused(
@@ -175,7 +189,7 @@ def joker_write(*, scorecard_id, seat_id, face, box, author) -> Scorecard:
                 raise Refused(_("No puede haber más de 12 bonus de Yahtzee."), status=409)
             items.append(_set(seat, BONUS, seat.yahtzee_bonuses + 1))
             fields.append(BONUS)
-        seat.save(update_fields=fields)
+        Seat.objects.filter(pk=seat.pk).update(**{field: getattr(seat, field) for field in fields})
         _record(scorecard, author, Change.Kind.JOKER, items)
         return scorecard
 
@@ -188,7 +202,7 @@ def change_undo(*, scorecard_id, author, version=None) -> Scorecard:
     """
     seen = parse_value(version)
     with transaction.atomic():
-        scorecard = _locked(scorecard_id)
+        scorecard = _locked(scorecard_id, author)
         if seen is not None and seen != scorecard.version:
             raise Refused(
                 _("La tarjeta ha cambiado desde que la viste: revisa antes de deshacer."),

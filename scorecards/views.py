@@ -14,6 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.safestring import mark_safe
 from django.utils.translation import get_language, ngettext
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
@@ -48,45 +49,74 @@ def _card(request, pk, *, edit=False) -> Scorecard:
 def _sheet_context(scorecard, user) -> dict:
     """Everything the card template needs, in a fixed number of queries."""
     seats = list(scorecard.seats.select_related("player"))
+    base = reverse("scorecard", args=[scorecard.pk])
+    can_edit = scorecard.can_edit(user)
+    changes = scorecard.changes.select_related("author").prefetch_related(
+        Prefetch("items", queryset=ChangeItem.objects.select_related("seat__player"))
+    )
+    # A finished game shows its whole log; one in progress only the latest entries.
+    changes = list(changes if scorecard.is_finalized else changes[:RECENT_CHANGES])
+    # The table is the bulk of the page. It depends only on the card's version, the
+    # players' names, who is looking (editor or not) and the language, so each version
+    # is rendered once and then served to every poll and reload.
+    names = "|".join(seat.player.name for seat in seats)
+    table = _rendered_once(
+        ("table", scorecard.pk, scorecard.version, can_edit, names),
+        lambda: render_to_string(
+            "scorecards/card.html#table", _table_context(scorecard, seats, base, can_edit)
+        ),
+    )
+    return {
+        "table": table,
+        "scorecard": scorecard,
+        "changes": changes,
+        "can_edit": can_edit,
+        "problems": [(seat, problems) for seat in seats if (problems := seat.problems)],
+        "log_summary": _log_summary(changes) if scorecard.is_finalized else None,
+        "blank_text": _("sin anotar"),
+        "base": base,
+    }
+
+
+def _table_context(scorecard, seats, base, can_edit) -> dict:
     totals = [seat.totals for seat in seats]
     places = _places(scorecard, seats)
     columns = [
         {"seat": seat, "totals": t, "place": place, "missing": max(0, 63 - t.upper)}
         for seat, t, place in zip(seats, totals, places, strict=True)
     ]
-    base = reverse("scorecard", args=[scorecard.pk])
-    # Cell links are concatenated here: a {% url %} per cell is the slowest part of the page.
+    blank = _("sin anotar")
+    labels = {c: str(BOX_LABELS[c]) for c in Category}
+    # Every cell is worked out here rather than with tags in the template: the card has
+    # up to 130 cells, and per-cell template logic was most of its rendering time.
     rows = [
         {
-            "label": BOX_LABELS[c],
-            "cells": [
-                {
-                    "seat": seat,
-                    "value": getattr(seat, c),
-                    "url": f"{base}casilla/{seat.pk}/{c.value}/",
-                }
-                for seat in seats
-            ],
+            "label": labels[c],
+            "cells": [_sheet_cell(base, seat, c, labels[c], blank) for seat in seats],
         }
         for c in Category
     ]
-    changes = scorecard.changes.select_related("author").prefetch_related(
-        Prefetch("items", queryset=ChangeItem.objects.select_related("seat__player"))
-    )
-    # A finished game shows its whole log; one in progress only the latest entries.
-    changes = list(changes if scorecard.is_finalized else changes[:RECENT_CHANGES])
     return {
-        "scorecard": scorecard,
         "columns": columns,
         "upper_rows": rows[:6],
         "lower_rows": rows[6:],
-        "changes": changes,
-        "can_edit": scorecard.can_edit(user),
-        "problems": [(seat, problems) for seat in seats if (problems := seat.problems)],
-        "log_summary": _log_summary(changes) if scorecard.is_finalized else None,
+        "can_edit": can_edit,
         "bonus_box": BONUS,
-        "blank_text": _("sin anotar"),
         "base": base,
+    }
+
+
+_BLANK_MARK = mark_safe('<span aria-hidden="true">·</span>')
+_ZERO_MARK = mark_safe('<span class="zero">0</span>')
+
+
+def _sheet_cell(base, seat, category, label, blank) -> dict:
+    value = getattr(seat, category)
+    return {
+        "url": f"{base}casilla/{seat.pk}/{category.value}/",
+        "aria": f"{label} — {seat.player.name}: {blank if value is None else value}",
+        "state": " blank" if value is None else " scratched" if value == 0 else "",
+        "shown": _BLANK_MARK if value is None else _ZERO_MARK if value == 0 else value,
     }
 
 
@@ -123,6 +153,8 @@ def _places(scorecard, seats) -> list[int]:
 
 def _refused(request, scorecard_pk, refused: Refused):
     """Answer a refused write: the message in the card fragment, or back on the page."""
+    if refused.access:
+        raise Http404 if refused.status == 404 else PermissionDenied
     if request.htmx:
         scorecard = get_object_or_404(Scorecard, pk=scorecard_pk)
         context = _sheet_context(scorecard, request.user) | {"error": refused.message}
@@ -285,12 +317,7 @@ def scorecard_create(request):
 @require_GET
 def scorecard_live(request, pk):
     """Live card poll: 204 while the version is unchanged, else the fresh card."""
-    version = (
-        Scorecard.objects.visible_to(request.user)
-        .filter(pk=pk)
-        .values_list("version", flat=True)
-        .first()
-    )
+    version = Scorecard.objects.live_version(pk, request.user)
     if version is None:
         raise Http404
     if request.GET.get("v") == str(version):
@@ -315,10 +342,10 @@ def scorecard_detail(request, pk):
 def box(request, pk, seat_id, box):
     """The picker for one box (GET) and the write (POST)."""
     try:
-        scorecard = _card(request, pk, edit=True)
         if request.method == "POST":
+            # The service checks who may write, in the query that locks the card.
             scorecard = services.box_write(
-                scorecard_id=scorecard.pk,
+                scorecard_id=pk,
                 seat_id=seat_id,
                 box=box,
                 value=request.POST.get("value"),
@@ -328,6 +355,7 @@ def box(request, pk, seat_id, box):
             return _saved(request, scorecard)
         if request.method != "GET":
             return _not_allowed()
+        scorecard = _card(request, pk, edit=True)
         if box not in services.BOXES:
             raise Http404
         seat = get_object_or_404(scorecard.seats.select_related("player"), pk=seat_id)
@@ -598,6 +626,17 @@ def ranking(request):
     return render(
         request, "scorecards/ranking.html", {"body": _finished_games_page(("ranking",), table)}
     )
+
+
+def _rendered_once(key, render):
+    """A rendered part, cached under key and the language."""
+    parts = ":".join(map(str, (*key, get_language())))
+    cache_key = "part:" + hashlib.sha256(parts.encode()).hexdigest()
+    html = cache.get(cache_key)
+    if html is None:
+        html = render()
+        cache.set(cache_key, html, FINISHED_GAMES_CACHE_SECONDS)
+    return html
 
 
 def _finished_games_page(key, render_body):

@@ -33,7 +33,12 @@ def world():
     playing = services.scorecard_create(organizer=organizer, players=[ana, ben])
     seat = playing.seats.get(player=ana)
     services.box_write(
-        scorecard_id=playing.pk, seat_id=seat.pk, box="yahtzee", value="50", was="", author=ana
+        scorecard_id=playing.pk,
+        seat_id=seat.pk,
+        box="yahtzee",
+        value="50",
+        was="",
+        author=organizer,
     )
     done = services.scorecard_create(organizer=organizer, players=[ana, ben])
     fill(done)

@@ -49,7 +49,12 @@ def test_a_poll_after_a_write_returns_the_fresh_card(ana_client, ana, ben):
     card = make_scorecard(players=[ana, ben])
     seat = card.seats.get(player=ben)
     services.box_write(
-        scorecard_id=card.pk, seat_id=seat.pk, box="sixes", value="24", was="", author=ana
+        scorecard_id=card.pk,
+        seat_id=seat.pk,
+        box="sixes",
+        value="24",
+        was="",
+        author=card.organizer,
     )
     response = live(ana_client, card, 0)
     assert response.status_code == 200
@@ -183,12 +188,12 @@ def test_the_game_page_shows_the_whole_card_and_a_log_summary(ana_client, ana, b
     card = make_scorecard(players=[ana, ben])
     seat = card.seats.get(player=ana)
     services.box_write(
-        scorecard_id=card.pk, seat_id=seat.pk, box="ones", value="2", was="", author=ana
+        scorecard_id=card.pk, seat_id=seat.pk, box="ones", value="2", was="", author=card.organizer
     )
     services.box_write(
-        scorecard_id=card.pk, seat_id=seat.pk, box="ones", value="3", was="2", author=ana
+        scorecard_id=card.pk, seat_id=seat.pk, box="ones", value="3", was="2", author=card.organizer
     )
-    services.change_undo(scorecard_id=card.pk, author=ana)
+    services.change_undo(scorecard_id=card.pk, author=card.organizer)
     fill(card)
     services.scorecard_finalize(scorecard_id=card.pk)
     response = ana_client.get(reverse("scorecard", args=[card.pk]))
@@ -281,3 +286,7 @@ def test_history_pages_cost_the_same_at_10_and_500_games(
     with django_assert_num_queries(5):
         ana_client.get(reverse("scorecard", args=[cards[-1].pk]))
     assert Scorecard.objects.count() == n
+
+
+def test_polling_a_huge_card_id_is_404(ana_client):
+    assert ana_client.get("/tarjetas/99999999999999999999999/vivo/?v=0").status_code == 404

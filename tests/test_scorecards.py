@@ -513,10 +513,10 @@ def test_the_card_page_and_a_write_cost_the_same_for_2_and_8_players(
     # session, user, card + organizer, seats + players, changes + authors, change items
     with django_assert_num_queries(6):
         client.get(reverse("scorecard", args=[card.pk]))
-    # session, user, visible card; savepoint, lock card, lock seat, finalized check,
+    # session, user; savepoint, lock the card (visibility in the same query), lock seat,
     # update seat, insert change, insert item, bump version, release; then the
     # fragment: seats + players, changes + authors, change items
-    with django_assert_num_queries(15):
+    with django_assert_num_queries(13):
         write(client, card, seat, "twos", "2", htmx=True)
 
 
@@ -566,3 +566,15 @@ def test_undo_refuses_when_the_card_changed_since_it_was_seen(org_client, card, 
     current = Scorecard.objects.get(pk=card.pk).version
     response = org_client.post(reverse("undo", args=[card.pk]), {"version": current})
     assert seat_of(card, ana).twos is None
+
+
+def test_the_cached_card_table_follows_writes_names_and_roles(org_client, client, card, ana):
+    page = org_client.get(reverse("scorecard", args=[card.pk])).text
+    assert 'aria-label="Unos — Ana: sin anotar"' in page
+    write(org_client, card, seat_of(card, ana), "ones", "2")
+    assert 'aria-label="Unos — Ana: 2"' in org_client.get(reverse("scorecard", args=[card.pk])).text
+    ana.display_name = "Anabel"
+    ana.save()
+    assert "Unos — Anabel: 2" in org_client.get(reverse("scorecard", args=[card.pk])).text
+    client.force_login(ana)
+    assert "casilla/" not in client.get(reverse("scorecard", args=[card.pk])).text
