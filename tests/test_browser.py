@@ -117,7 +117,7 @@ def test_a_player_sees_the_organizers_entry_live_without_reloading(browser, serv
     assert player_page.locator("a.cell").count() == 0
 
     enter(organizer_page, "Cincos", "Ana", 20)
-    player_page.locator('.cell[aria-label="Cincos — Ana: 20"]').wait_for(timeout=6000)
+    player_page.locator(".cell", has_text="Cincos — Ana: 20").wait_for(timeout=6000)
     assert player_page.evaluate("window.stillTheSamePage") is True
     assert player_page.locator("tr.total td").first.inner_text() == "20"
     for page in pages:

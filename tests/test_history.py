@@ -59,7 +59,7 @@ def test_a_poll_after_a_write_returns_the_fresh_card(ana_client, ana, ben):
     response = live(ana_client, card, 0)
     assert response.status_code == 200
     assert "<html" not in response.text
-    assert 'aria-label="Seises — Ben: 24"' in response.text
+    assert '<span class="visually-hidden">Seises — Ben: 24</span>' in response.text
     assert 'vivo/?v=1"' in response.text
     assert "casilla/" not in response.text
 
