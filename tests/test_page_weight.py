@@ -1,0 +1,80 @@
+"""A cheap phone loads the card fast: page weight budgets (gzip, as served)."""
+
+import gzip
+import re
+
+import pytest
+from django.contrib.staticfiles import finders
+from django.urls import reverse
+
+from scorecards import services
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+FIRST_LOAD = 40 * 1024
+FRAGMENT = 5 * 1024
+
+
+def gz(data: bytes) -> int:
+    return len(gzip.compress(data, compresslevel=6))
+
+
+def static_file(url: str) -> bytes:
+    name = re.sub(r"^/static/", "", url)
+    name = re.sub(r"\.[0-9a-f]{12}(\.\w+)$", r"\1", name)  # hashed name → source file
+    path = finders.find(name)
+    assert path, url
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+@pytest.fixture
+def six_player_card(client):
+    organizer = UserFactory()
+    players = [UserFactory(display_name=f"Jugadora número {n}") for n in range(6)]
+    card = services.scorecard_create(organizer=organizer, players=players)
+    for seat in card.seats.all():
+        for box, value in (("ones", "3"), ("fives", "15"), ("chance", "22")):
+            services.box_write(
+                scorecard_id=card.pk,
+                seat_id=seat.pk,
+                box=box,
+                value=value,
+                was="",
+                author=organizer,
+            )
+    client.force_login(organizer)
+    return client, card
+
+
+def test_the_first_load_of_the_card_page_fits_in_40_kb(six_player_card):
+    client, card = six_player_card
+    html = client.get(reverse("scorecard", args=[card.pk])).content
+    assets = set(re.findall(rb'(?:src|href)="(/static/[^"]+)"', html))
+    assert any(b"htmx" in a for a in assets)
+    assert any(a.endswith(b".css") for a in assets)
+    total = gz(html) + sum(gz(static_file(a.decode())) for a in assets)
+    print(f"card page first load: {total} bytes gzipped over {len(assets) + 1} files")
+    assert total <= FIRST_LOAD
+
+
+def test_every_htmx_fragment_fits_in_5_kb(six_player_card):
+    client, card = six_player_card
+    seat = card.seats.first()
+    htmx = {"HX-Request": "true"}
+    fragments = {
+        "card": client.get(reverse("scorecard", args=[card.pk]), headers=htmx),
+        "poll": client.get(reverse("scorecard_live", args=[card.pk]), {"v": 0}, headers=htmx),
+        "picker": client.get(reverse("box", args=[card.pk, seat.pk, "chance"]), headers=htmx),
+        "joker": client.get(reverse("joker", args=[card.pk, seat.pk]), headers=htmx),
+        "write": client.post(
+            reverse("box", args=[card.pk, seat.pk, "twos"]),
+            {"value": "4", "was": ""},
+            headers=htmx,
+        ),
+    }
+    sizes = {name: gz(response.content) for name, response in fragments.items()}
+    print(sizes)
+    assert all(b"<html" not in r.content for r in fragments.values())
+    assert max(sizes.values()) <= FRAGMENT, sizes
