@@ -14,31 +14,32 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.safestring import mark_safe
-from django.utils.translation import get_language, ngettext
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
-from scorecards import rules, services, stats
+from scorecards import rules, services, sheet, stats
 from scorecards.forms import HistoryFilterForm
 from scorecards.labels import BOX_LABELS
-from scorecards.models import BONUS, ChangeItem, Scorecard, Seat, StatsVersion
+from scorecards.models import BONUS, Scorecard, Seat, StatsVersion
 from scorecards.rules import Category
 from scorecards.services import Refused
 
-RECENT_CHANGES = 5
 HISTORY_PAGE = 20
 FINISHED_GAMES_CACHE_SECONDS = 24 * 60 * 60
 RANKING_MIN_GAMES = 5
 
 
 def _card(request, pk, *, edit=False) -> Scorecard:
-    """The card if this user may see it (404 otherwise); 403 when edit is asked but not allowed."""
-    scorecard = get_object_or_404(
-        Scorecard.objects.visible_to(request.user).select_related("organizer"), pk=pk
-    )
+    """The card with its seats if this user may see it (404 otherwise).
+
+    With edit, 403 when they may only look (409 once the card is finalized).
+    """
+    scorecard = Scorecard.objects.with_seats(pk)
+    if scorecard is None or not scorecard.is_seen_by(request.user, scorecard.seat_list):
+        raise Http404
     if edit and not scorecard.can_edit(request.user):
         if scorecard.is_finalized:
             raise Refused(str(services.FinalizedError.message), status=409)
@@ -46,109 +47,16 @@ def _card(request, pk, *, edit=False) -> Scorecard:
     return scorecard
 
 
-def _sheet_context(scorecard, user) -> dict:
-    """Everything the card template needs, in a fixed number of queries."""
-    seats = list(scorecard.seats.select_related("player"))
-    base = reverse("scorecard", args=[scorecard.pk])
-    can_edit = scorecard.can_edit(user)
-    changes = scorecard.changes.select_related("author").prefetch_related(
-        Prefetch("items", queryset=ChangeItem.objects.select_related("seat__player"))
-    )
-    # A finished game shows its whole log; one in progress only the latest entries.
-    changes = list(changes if scorecard.is_finalized else changes[:RECENT_CHANGES])
-    # The table is the bulk of the page. It depends only on the card's version, the
-    # players' names, who is looking (editor or not) and the language, so each version
-    # is rendered once and then served to every poll and reload.
-    names = "|".join(seat.player.name for seat in seats)
-    table = _rendered_once(
-        ("table", scorecard.pk, scorecard.version, can_edit, names),
-        lambda: render_to_string(
-            "scorecards/card.html#table", _table_context(scorecard, seats, base, can_edit)
-        ),
-    )
-    return {
-        "table": table,
-        "scorecard": scorecard,
-        "changes": changes,
-        "can_edit": can_edit,
-        "problems": [(seat, problems) for seat in seats if (problems := seat.problems)],
-        "log_summary": _log_summary(changes) if scorecard.is_finalized else None,
-        "blank_text": _("sin anotar"),
-        "base": base,
-    }
+def _seat(scorecard, seat_id) -> Seat:
+    for seat in scorecard.seat_list:
+        if seat.pk == seat_id:
+            return seat
+    raise Http404
 
 
-def _table_context(scorecard, seats, base, can_edit) -> dict:
-    totals = [seat.totals for seat in seats]
-    places = _places(scorecard, seats)
-    columns = [
-        {"seat": seat, "totals": t, "place": place, "missing": max(0, 63 - t.upper)}
-        for seat, t, place in zip(seats, totals, places, strict=True)
-    ]
-    blank = _("sin anotar")
-    labels = {c: str(BOX_LABELS[c]) for c in Category}
-    # Every cell is worked out here rather than with tags in the template: the card has
-    # up to 130 cells, and per-cell template logic was most of its rendering time.
-    rows = [
-        {
-            "label": labels[c],
-            "cells": [_sheet_cell(base, seat, c, labels[c], blank) for seat in seats],
-        }
-        for c in Category
-    ]
-    return {
-        "columns": columns,
-        "upper_rows": rows[:6],
-        "lower_rows": rows[6:],
-        "can_edit": can_edit,
-        "bonus_box": BONUS,
-        "base": base,
-    }
-
-
-_BLANK_MARK = mark_safe('<span aria-hidden="true">·</span>')
-_ZERO_MARK = mark_safe('<span class="zero">0</span>')
-
-
-def _sheet_cell(base, seat, category, label, blank) -> dict:
-    value = getattr(seat, category)
-    return {
-        "url": f"{base}casilla/{seat.pk}/{category.value}/",
-        "aria": f"{label} — {seat.player.name}: {blank if value is None else value}",
-        "state": " blank" if value is None else " scratched" if value == 0 else "",
-        "shown": _BLANK_MARK if value is None else _ZERO_MARK if value == 0 else value,
-    }
-
-
-def _log_summary(changes) -> str:
-    """A finished game's log in one sentence: entries, corrections, extra Yahtzees, undos."""
-    counts = {"entries": 0, "corrections": 0, "jokers": 0, "undos": 0}
-    for change in changes:
-        if change.kind == change.Kind.UNDO:
-            counts["undos"] += 1
-        elif change.kind == change.Kind.JOKER:
-            counts["jokers"] += 1
-        elif any(item.old is not None for item in change.items.all()):
-            counts["corrections"] += 1
-        else:
-            counts["entries"] += 1
-    words = {
-        "total": ngettext("%(n)s cambio", "%(n)s cambios", len(changes)),
-        "entries": ngettext("%(n)s anotación", "%(n)s anotaciones", counts["entries"]),
-        "corrections": ngettext("%(n)s corrección", "%(n)s correcciones", counts["corrections"]),
-        "jokers": ngettext("%(n)s Yahtzee extra", "%(n)s Yahtzees extra", counts["jokers"]),
-        "undos": ngettext("%(n)s deshecho", "%(n)s deshechos", counts["undos"]),
-    }
-    counts["total"] = len(changes)
-    parts = {key: text % {"n": counts[key]} for key, text in words.items()}
-    return _("%(total)s: %(entries)s, %(corrections)s, %(jokers)s y %(undos)s.") % parts
-
-
-def _places(scorecard, seats) -> list[int]:
-    """Stored positions of a finalized card, live ones while it is in progress."""
-    if scorecard.is_finalized:
-        return [seat.place for seat in seats]
-    return rules.positions([seat.totals.total for seat in seats])
+def _sheet(request, scorecard, *, error=None, status=200) -> HttpResponse:
+    """The card's sheet alone: the fragment htmx swaps in."""
+    return HttpResponse(sheet.sheet_html(request, scorecard, error=error), status=status)
 
 
 def _refused(request, scorecard_pk, refused: Refused):
@@ -156,18 +64,17 @@ def _refused(request, scorecard_pk, refused: Refused):
     if refused.access:
         raise Http404 if refused.status == 404 else PermissionDenied
     if request.htmx:
-        scorecard = get_object_or_404(Scorecard, pk=scorecard_pk)
-        context = _sheet_context(scorecard, request.user) | {"error": refused.message}
-        return render(request, "scorecards/card.html#sheet", context, status=refused.status)
+        scorecard = Scorecard.objects.with_seats(scorecard_pk)
+        if scorecard is None:
+            raise Http404
+        return _sheet(request, scorecard, error=refused.message, status=refused.status)
     messages.error(request, refused.message)
     return redirect("scorecard", pk=scorecard_pk)
 
 
 def _saved(request, scorecard):
     if request.htmx:
-        return render(
-            request, "scorecards/card.html#sheet", _sheet_context(scorecard, request.user)
-        )
+        return _sheet(request, scorecard)
     return redirect("scorecard", pk=scorecard.pk)
 
 
@@ -322,8 +229,7 @@ def scorecard_live(request, pk):
         raise Http404
     if request.GET.get("v") == str(version):
         return HttpResponse(status=204)
-    scorecard = _card(request, pk)
-    return render(request, "scorecards/card.html#sheet", _sheet_context(scorecard, request.user))
+    return _sheet(request, _card(request, pk))
 
 
 @login_required
@@ -331,9 +237,13 @@ def scorecard_live(request, pk):
 @vary_on_headers("HX-Request")
 def scorecard_detail(request, pk):
     scorecard = _card(request, pk)
-    context = _sheet_context(scorecard, request.user)
     if request.htmx:
-        return render(request, "scorecards/card.html#sheet", context)
+        return _sheet(request, scorecard)
+    context = {
+        "scorecard": scorecard,
+        "can_edit": scorecard.can_edit(request.user),
+        "sheet": sheet.sheet_html(request, scorecard),
+    }
     return render(request, "scorecards/card.html", context)
 
 
@@ -358,7 +268,7 @@ def box(request, pk, seat_id, box):
         scorecard = _card(request, pk, edit=True)
         if box not in services.BOXES:
             raise Http404
-        seat = get_object_or_404(scorecard.seats.select_related("player"), pk=seat_id)
+        seat = _seat(scorecard, seat_id)
     except Refused as refused:
         return _refused(request, pk, refused)
     dice = _dice(request.GET.get("dados", ""))
@@ -407,7 +317,7 @@ def joker(request, pk, seat_id):
             return _saved(request, scorecard)
         if request.method != "GET":
             return _not_allowed()
-        seat = get_object_or_404(scorecard.seats.select_related("player"), pk=seat_id)
+        seat = _seat(scorecard, seat_id)
     except Refused as refused:
         return _refused(request, pk, refused)
     face = _dice(request.GET.get("cara", ""))[:1]
@@ -508,7 +418,12 @@ def history(request):
         context = {"form": form, "page": page, "rows": rows, "query": query.urlencode()}
         return render_to_string("scorecards/history.html#body", context, request=request)
 
-    in_progress = Scorecard.objects.mine(request.user).in_progress().order_by("-created_at")[:20]
+    # Twenty links rendered here rather than in the template: per-link template tags
+    # (a URL, a localized date, a translation) were half of this page's time.
+    in_progress = [
+        (reverse("scorecard", args=[pk]), _short_date(created))
+        for pk, created in Scorecard.objects.in_progress_of(request.user, 20)
+    ]
     body = _finished_games_page(
         ("history", request.user.pk, request.GET.urlencode()), finished_games
     )
@@ -554,8 +469,8 @@ def _cell(text: str) -> str:
 def scorecard_json(request, pk):
     """One game as JSON: every box, bonuses, totals, positions, players, date, modality."""
     scorecard = _card(request, pk)
-    seats = list(scorecard.seats.select_related("player"))
-    places = _places(scorecard, seats)
+    seats = scorecard.seat_list
+    places = sheet.places(scorecard, seats)
     data = {
         "partida": scorecard.pk,
         "modalidad": scorecard.mode,
@@ -628,15 +543,10 @@ def ranking(request):
     )
 
 
-def _rendered_once(key, render):
-    """A rendered part, cached under key and the language."""
-    parts = ":".join(map(str, (*key, get_language())))
-    cache_key = "part:" + hashlib.sha256(parts.encode()).hexdigest()
-    html = cache.get(cache_key)
-    if html is None:
-        html = render()
-        cache.set(cache_key, html, FINISHED_GAMES_CACHE_SECONDS)
-    return html
+def _short_date(moment) -> str:
+    """«29/11/2026 21:05» in local time: the template's date:"j/n/Y H:i", cheaper."""
+    moment = timezone.localtime(moment)
+    return f"{moment.day}/{moment.month}/{moment.year} {moment:%H:%M}"
 
 
 def _finished_games_page(key, render_body):

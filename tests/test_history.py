@@ -282,8 +282,8 @@ def test_history_pages_cost_the_same_at_10_and_500_games(
     # session, user, my seats + cards, their seats + players
     with django_assert_num_queries(4):
         ana_client.get(reverse("history_csv"))
-    # session, user, card, seats + players, changes (+ items: none to prefetch)
-    with django_assert_num_queries(5):
+    # session, user, the card with its seats and players, its changes
+    with django_assert_num_queries(4):
         ana_client.get(reverse("scorecard", args=[cards[-1].pk]))
     assert Scorecard.objects.count() == n
 

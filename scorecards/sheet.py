@@ -1,0 +1,267 @@
+"""The card's sheet (table, what is missing, recent changes): built once per version.
+
+Every phone at the table fetches the sheet after each write, and the write itself answers
+with it, so it is the app's hottest HTML. Two things keep it cheap (bench/RESULTS.md):
+
+- The table's 78 to 130 score cells are built here rather than in the template: through
+  the template language the table took 1.9 ms to render, here it takes about 0.2 ms.
+- The whole sheet is cached per card version (and viewer role, names and language), so
+  the card page and every player's refresh after a write share one rendering. Only the
+  CSRF token of the organizer's forms is added per request.
+"""
+
+import functools
+import hashlib
+
+from django.core.cache import cache
+from django.db import connections
+from django.template.backends.utils import csrf_input
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import timezone, translation
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
+from django.utils.translation import get_language, ngettext
+from django.utils.translation import gettext as _
+
+from scorecards import rules
+from scorecards.labels import BOX_LABELS
+from scorecards.models import BONUS, Change, ChangeItem, as_aware
+from scorecards.rules import Category
+
+RECENT_CHANGES = 5
+CACHE_SECONDS = 24 * 60 * 60
+# Where the organizer's forms get this request's CSRF token in a cached sheet.
+CSRF_SLOT = "<!--csrf-->"
+
+
+def sheet_html(request, scorecard, *, error=None) -> str:
+    """The sheet of a card loaded by Scorecard.objects.with_seats, for this request."""
+    can_edit = scorecard.can_edit(request.user)
+    if error:
+        html = render(scorecard, can_edit, error=error)
+    else:
+        # Renames through the app bump names_version; the names themselves are in the
+        # key too, for a rename made any other way.
+        names = [scorecard.organizer.name, *(seat.player.name for seat in scorecard.seat_list)]
+        parts = [scorecard.pk, scorecard.version, can_edit, scorecard.names_version]
+        parts += [get_language(), *names]
+        key = "sheet:" + hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()
+        html = cache.get(key)
+        if html is None:
+            html = render(scorecard, can_edit)
+            cache.set(key, html, CACHE_SECONDS)
+    if can_edit:
+        html = html.replace(CSRF_SLOT, csrf_input(request))
+    return mark_safe(html)
+
+
+def render(scorecard, can_edit, *, error=None) -> str:
+    seats = scorecard.seat_list
+    base = reverse("scorecard", args=[scorecard.pk])
+    changes = recent_changes(scorecard, seats)
+    context = {
+        "scorecard": scorecard,
+        "base": base,
+        "can_edit": can_edit,
+        "error": error,
+        "table": mark_safe(table(seats, base, can_edit, places(scorecard, seats))),
+        "problems": [(seat, problems) for seat in seats if (problems := seat.problems)],
+        "changes": changes,
+        "log_summary": log_summary(changes) if scorecard.is_finalized else None,
+        "csrf_slot": mark_safe(CSRF_SLOT),
+    }
+    return render_to_string("scorecards/card.html#sheet", context)
+
+
+def places(scorecard, seats) -> list[int]:
+    """Stored positions of a finalized card, live ones while it is in progress."""
+    if scorecard.is_finalized:
+        return [seat.place for seat in seats]
+    return rules.positions([seat.totals.total for seat in seats])
+
+
+def table(seats, base, can_edit, places) -> str:
+    """The card's table: a row per box, the sums and bonuses, total and position."""
+    words = _words(get_language())
+    blank = words["blank"]
+    names = [escape(seat.player.name) for seat in seats]
+    totals = [seat.totals for seat in seats]
+
+    def sum_row(label, cells, css="sum"):
+        return f'<tr class="{css}"><th scope="row">{words[label]}</th>{"".join(cells)}</tr>'
+
+    columns = [
+        (seat, name, f"{base}casilla/{seat.pk}/") for seat, name in zip(seats, names, strict=True)
+    ]
+
+    def box_row(box, label):
+        cells = []
+        for seat, name, prefix in columns:
+            value = getattr(seat, box)
+            if value is None:
+                state, shown, said = " blank", '<span aria-hidden="true">·</span>', blank
+            elif value == 0:
+                state, shown, said = " scratched", '<span class="zero">0</span>', 0
+            else:
+                state, shown, said = "", value, value
+            aria = f"{label} — {name}: {said}"
+            if can_edit:
+                url = f"{prefix}{box}/"
+                cells.append(
+                    f'<td><a class="cell{state}" href="{url}" hx-get="{url}" hx-target="#picker"'
+                    f' hx-push-url="false" aria-label="{aria}">{shown}</a></td>'
+                )
+            else:
+                cells.append(
+                    f'<td><span class="cell{state}"><span aria-hidden="true">{shown}</span>'
+                    f'<span class="visually-hidden">{aria}</span></span></td>'
+                )
+        return f'<tr><th scope="row">{label}</th>{"".join(cells)}</tr>'
+
+    def upper_bonus(t):
+        if t.upper_bonus:
+            return '<td><span class="reached">✓ 35</span></td>'
+        missing = words["missing"] % {"missing": max(0, 63 - t.upper)}
+        return f'<td><span class="progress">0 <small>{missing}</small></span></td>'
+
+    def yahtzee_bonus(seat, name, t):
+        if not can_edit:
+            return f"<td>{t.yahtzee_bonus}</td>"
+        url = f"{base}casilla/{seat.pk}/{BONUS}/"
+        aria = words["bonus_aria"] % {"name": name, "count": seat.yahtzee_bonuses}
+        html = (
+            f'<td><a class="cell" href="{url}" hx-get="{url}" hx-target="#picker"'
+            f' aria-label="{aria}">{t.yahtzee_bonus}</a>'
+        )
+        if seat.yahtzee is not None:
+            url = f"{base}yahtzee-extra/{seat.pk}/"
+            aria = words["joker_aria"] % {"name": name}
+            html += (
+                f'<a class="joker-link" href="{url}" hx-get="{url}" hx-target="#picker"'
+                f' aria-label="{aria}">{words["joker"]}</a>'
+            )
+        return html + "</td>"
+
+    rows = [box_row(c.value, words[c.value]) for c in Category]
+    head = "".join(f'<th scope="col">{name}</th>' for name in names)
+    body = [
+        *rows[:6],
+        sum_row("upper", (f"<td>{t.upper}</td>" for t in totals)),
+        sum_row("upper_bonus", map(upper_bonus, totals)),
+        *rows[6:],
+        sum_row("lower", (f"<td>{t.lower}</td>" for t in totals)),
+        sum_row(BONUS, map(yahtzee_bonus, seats, names, totals)),
+        sum_row("total", (f"<td>{t.total}</td>" for t in totals), "total"),
+        sum_row("place", (f"<td>{words['nth'] % {'place': p}}</td>" for p in places), "place"),
+    ]
+    caption, box_col = words["caption"], words["box_col"]
+    return (
+        '<div class="sheet-scroll">\n  <table class="sheet">\n'
+        f'    <caption class="visually-hidden">{caption}</caption>\n'
+        f'    <thead>\n      <tr><th scope="col" class="box-col">{box_col}</th>{head}</tr>\n'
+        "    </thead>\n    <tbody>\n      "
+        + "\n      ".join(body)
+        + "\n    </tbody>\n  </table>\n  </div>"
+    )
+
+
+@functools.cache
+def _words(language) -> dict[str, str]:
+    """The table's words in one language, escaped: translated once per process."""
+    with translation.override(language):
+        words = {c.value: str(BOX_LABELS[c]) for c in Category} | {
+            BONUS: _("Bonus Yahtzee"),
+            "upper": _("Suma superior"),
+            "upper_bonus": _("Bonus superior"),
+            "lower": _("Suma inferior"),
+            "total": _("Total"),
+            "place": _("Posición"),
+            "nth": _("%(place)sº"),
+            "caption": _("Puntos por casilla y jugador"),
+            "box_col": _("Casilla"),
+            "blank": _("sin anotar"),
+            "missing": _("faltan %(missing)s"),
+            "bonus_aria": _("Bonus Yahtzee — %(name)s: %(count)s × 100"),  # noqa: RUF001
+            "joker_aria": _("Yahtzee extra — %(name)s"),
+            "joker": _("+ Yahtzee extra"),
+        }
+    return {key: escape(text) for key, text in words.items()}
+
+
+def recent_changes(scorecard, seats) -> list[dict]:
+    """The card's latest changes, newest first (all of them once finalized): one query."""
+    connection = connections[Change.objects.db]
+    users = scorecard.organizer._meta.db_table
+    changes, items = Change._meta.db_table, ChangeItem._meta.db_table
+    if scorecard.is_finalized:
+        which, params = "c.scorecard_id = %s", [scorecard.pk]
+    else:
+        which = (
+            f"c.id IN (SELECT id FROM {changes} WHERE scorecard_id = %s ORDER BY id DESC LIMIT %s)"
+        )
+        params = [scorecard.pk, RECENT_CHANGES]
+    sql = (
+        "SELECT c.id, c.kind, c.created_at, a.display_name, a.username,"
+        " i.seat_id, i.box, i.old, i.new"
+        f" FROM {changes} c JOIN {users} a ON a.id = c.author_id"
+        f" LEFT JOIN {items} i ON i.change_id = c.id"
+        f" WHERE {which} ORDER BY c.id DESC, i.id"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    words = _words(get_language())
+    blank = words["blank"]
+    players = {seat.pk: seat.player.name for seat in seats}
+    entries = []
+    for pk, kind, created_at, display_name, username, seat_id, box, old, new in rows:
+        if not entries or entries[-1]["pk"] != pk:
+            when = timezone.localtime(as_aware(connection, created_at))
+            entries.append(
+                {
+                    "pk": pk,
+                    "kind": kind,
+                    "iso": when.isoformat(),
+                    "time": when.strftime("%H:%M:%S"),
+                    "author": display_name or username,
+                    "items": [],
+                    "correction": False,
+                }
+            )
+        if box is not None:
+            entry = entries[-1]
+            entry["items"].append(
+                (
+                    players.get(seat_id, ""),
+                    words.get(box, box),
+                    blank if old is None else old,
+                    blank if new is None else new,
+                )
+            )
+            entry["correction"] |= old is not None
+    return entries
+
+
+def log_summary(changes) -> str:
+    """A finished game's log in one sentence: entries, corrections, extra Yahtzees, undos."""
+    counts = {"entries": 0, "corrections": 0, "jokers": 0, "undos": 0}
+    for change in changes:
+        if change["kind"] == Change.Kind.UNDO:
+            counts["undos"] += 1
+        elif change["kind"] == Change.Kind.JOKER:
+            counts["jokers"] += 1
+        elif change["correction"]:
+            counts["corrections"] += 1
+        else:
+            counts["entries"] += 1
+    words = {
+        "total": ngettext("%(n)s cambio", "%(n)s cambios", len(changes)),
+        "entries": ngettext("%(n)s anotación", "%(n)s anotaciones", counts["entries"]),
+        "corrections": ngettext("%(n)s corrección", "%(n)s correcciones", counts["corrections"]),
+        "jokers": ngettext("%(n)s Yahtzee extra", "%(n)s Yahtzees extra", counts["jokers"]),
+        "undos": ngettext("%(n)s deshecho", "%(n)s deshechos", counts["undos"]),
+    }
+    counts["total"] = len(changes)
+    parts = {key: text % {"n": counts[key]} for key, text in words.items()}
+    return _("%(total)s: %(entries)s, %(corrections)s, %(jokers)s y %(undos)s.") % parts
