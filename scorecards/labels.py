@@ -1,5 +1,8 @@
 """The card's words in the active language (rules.LABELS holds the Spanish reference)."""
 
+import functools
+
+from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
@@ -20,6 +23,18 @@ BOX_LABELS = {
     Category.YAHTZEE: _("Yahtzee"),
     Category.CHANCE: _("Libre (Chance)"),
 }
+
+
+def box_name(category) -> str:
+    """BOX_LABELS[category] in the active language, as a plain string."""
+    return _names_in(translation.get_language())[category]
+
+
+@functools.cache
+def _names_in(language) -> dict[str, str]:
+    # A lazy label is translated again on every use: the card uses them by the hundred.
+    with translation.override(language):
+        return {category: str(label) for category, label in BOX_LABELS.items()}
 
 
 def problem_text(problem) -> str:

@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from scorecards import rules
-from scorecards.labels import BOX_LABELS, problem_text
+from scorecards.labels import BOX_LABELS, box_name, problem_text
 from scorecards.rules import Category
 
 # The bonus count line is edited like a box; it is not a rules.Category.
@@ -252,7 +252,7 @@ class Seat(models.Model):
     @property
     def problems(self) -> list[str]:
         """What stops this column from being finalized: blank boxes and inconsistencies."""
-        blank = [str(BOX_LABELS[c]) for c in Category if getattr(self, c) is None]
+        blank = [box_name(c) for c in Category if getattr(self, c) is None]
         problems = []
         if blank:
             problems.append(_("Sin anotar: %(boxes)s.") % {"boxes": ", ".join(blank)})

@@ -25,7 +25,7 @@ from django.utils.translation import get_language, ngettext
 from django.utils.translation import gettext as _
 
 from scorecards import rules
-from scorecards.labels import BOX_LABELS
+from scorecards.labels import box_name
 from scorecards.models import BONUS, Change, ChangeItem, as_aware
 from scorecards.rules import Category
 
@@ -65,8 +65,9 @@ def render(scorecard, can_edit, *, error=None) -> str:
         "base": base,
         "can_edit": can_edit,
         "error": error,
-        "table": mark_safe(table(seats, base, can_edit, places(scorecard, seats))),
-        "problems": [(seat, problems) for seat in seats if (problems := seat.problems)],
+        "table": mark_safe(table(scorecard, seats, base, can_edit)),
+        # Only the organizer's sheet says what is missing.
+        "problems": [(s, problems) for s in seats if can_edit and (problems := s.problems)],
         "changes": changes,
         "log_summary": log_summary(changes) if scorecard.is_finalized else None,
         "csrf_slot": mark_safe(CSRF_SLOT),
@@ -74,19 +75,20 @@ def render(scorecard, can_edit, *, error=None) -> str:
     return render_to_string("scorecards/card.html#sheet", context)
 
 
-def places(scorecard, seats) -> list[int]:
+def places(scorecard, seats, totals=None) -> list[int]:
     """Stored positions of a finalized card, live ones while it is in progress."""
     if scorecard.is_finalized:
         return [seat.place for seat in seats]
-    return rules.positions([seat.totals.total for seat in seats])
+    return rules.positions([t.total for t in totals or (seat.totals for seat in seats)])
 
 
-def table(seats, base, can_edit, places) -> str:
+def table(scorecard, seats, base, can_edit) -> str:
     """The card's table: a row per box, the sums and bonuses, total and position."""
     words = _words(get_language())
     blank = words["blank"]
     names = [escape(seat.player.name) for seat in seats]
     totals = [seat.totals for seat in seats]
+    positions = places(scorecard, seats, totals)
 
     def sum_row(label, cells, css="sum"):
         return f'<tr class="{css}"><th scope="row">{words[label]}</th>{"".join(cells)}</tr>'
@@ -153,7 +155,7 @@ def table(seats, base, can_edit, places) -> str:
         sum_row("lower", (f"<td>{t.lower}</td>" for t in totals)),
         sum_row(BONUS, map(yahtzee_bonus, seats, names, totals)),
         sum_row("total", (f"<td>{t.total}</td>" for t in totals), "total"),
-        sum_row("place", (f"<td>{words['nth'] % {'place': p}}</td>" for p in places), "place"),
+        sum_row("place", (f"<td>{words['nth'] % {'place': p}}</td>" for p in positions), "place"),
     ]
     caption, box_col = words["caption"], words["box_col"]
     return (
@@ -170,7 +172,7 @@ def table(seats, base, can_edit, places) -> str:
 def _words(language) -> dict[str, str]:
     """The table's words in one language, escaped: translated once per process."""
     with translation.override(language):
-        words = {c.value: str(BOX_LABELS[c]) for c in Category} | {
+        words = {c.value: box_name(c) for c in Category} | {
             BONUS: _("Bonus Yahtzee"),
             "upper": _("Suma superior"),
             "upper_bonus": _("Bonus superior"),
