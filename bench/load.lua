@@ -7,11 +7,14 @@
 --                    (each thread starts at a different place in the list), or
 --   mode = "toggle": `headers` and `cells`, a list of {path, a, b}: box writes that flip each
 --                    cell between its current value a and another allowed value b, always
---                    sending the value the server holds as `was`. Each thread owns every
---                    T-th cell and cycles through all of its cells before writing one again,
---                    so a cell's previous write has long been answered when it is next
---                    written, and the `was` is right (a wrong one is a 409, counted as an
---                    error).
+--                    sending the value the server holds as `was`. Each thread owns the
+--                    cells of every T-th card and cycles through all of its cells before
+--                    writing one again, so a cell's previous write has long been answered
+--                    when it is next written, and the `was` is right (a wrong one is a 409,
+--                    counted as an error). Like the organizer's page, each write also sends
+--                    the card `version` it last saw (from `versions`, then from every
+--                    answer's live-poll link), so the server may answer with just what
+--                    changed.
 -- done() prints one line, "BENCH_JSON {...}": counts, statuses and latency percentiles (µs).
 
 local threads = {}
@@ -23,7 +26,7 @@ function setup(thread)
    table.insert(threads, thread)
 end
 
-local formatted, cells, position
+local formatted, cells, position, seen
 
 function init(args)
    dofile(args[1])
@@ -33,9 +36,15 @@ function init(args)
    sample = nil
    if mode == "toggle" then
       cells = {}
-      for i, cell in ipairs(all_cells) do
-         if (i - 1) % nthreads == id then
-            table.insert(cells, {path = cell[1], a = cell[2], b = cell[3], flipped = false})
+      seen = {}
+      for card, version in pairs(versions) do
+         seen[tostring(card)] = version
+      end
+      for _, cell in ipairs(all_cells) do
+         local card = string.match(cell[1], "/tarjetas/(%d+)/")
+         if tonumber(card) % nthreads == id then
+            table.insert(cells, {path = cell[1], card = card, a = cell[2], b = cell[3],
+                                 flipped = false})
          end
       end
       position = 0
@@ -60,13 +69,20 @@ function request()
          value, was = cell.b, cell.a
       end
       cell.flipped = not cell.flipped
-      return wrk.format("POST", cell.path, headers, "value=" .. value .. "&was=" .. was)
+      local body = "value=" .. value .. "&was=" .. was .. "&version=" .. (seen[cell.card] or "")
+      return wrk.format("POST", cell.path, headers, body)
    end
    position = position % #formatted + 1
    return formatted[position]
 end
 
 function response(status, headers, body)
+   if mode == "toggle" and body then
+      local card, version = string.match(body, "/tarjetas/(%d+)/vivo/%?v=(%d+)")
+      if card and tonumber(version) > tonumber(seen[card] or -1) then
+         seen[card] = version
+      end
+   end
    local key = tostring(status)
    statuses[key] = (statuses[key] or 0) + 1
    if status ~= expect then

@@ -71,15 +71,19 @@ def main(argv=None) -> int:
     watching.force_login(watcher)
     choices = [v for v in sorted(_allowed(Category.CHANCE)) if v][:2]
     state = {"chance": Seat.objects.values_list("chance", flat=True).get(pk=seat.pk)}
+    state["version"] = Scorecard.objects.get(pk=card.pk).version
 
     def write():
+        # As the organizer's page does: the value it showed and the version it was at.
         now = state["chance"]
         state["chance"] = new = choices[0] if now != choices[0] else choices[1]
-        return client.post(
+        response = client.post(
             f"/tarjetas/{card.pk}/casilla/{seat.pk}/chance/",
-            {"value": new, "was": "" if now is None else now},
+            {"value": new, "was": "" if now is None else now, "version": state["version"]},
             headers={"HX-Request": "true"},
         )
+        state["version"] += 1
+        return response
 
     def poll(lag):
         # Nothing writes while the polls run: the version read before them stays current.

@@ -73,7 +73,8 @@ SCENARIOS = [
     Scenario("player", "player statistics", 200, "floor_get", 3.0, "<svg"),
     Scenario("ranking", "«Clasificación»", 200, "floor_get", 3.0, "Clasificación"),
     # Last: its writes change the cards the other scenarios read.
-    Scenario("write", "box write (htmx POST)", 200, "floor_post", 2.0, 'id="sheet"'),
+    # The organizer's page sends the version it shows: the answer is just what changed.
+    Scenario("write", "box write (htmx POST)", 200, "floor_post", 2.0, 'hx-swap-oob="true"'),
     # The floors again: the lower of their two medians counts; a drift between them is reported.
     Scenario("floor_get_end", "floor GET (again)", 200, marker="ok"),
     Scenario("floor_post_end", "floor POST + CSRF (again)", 200, marker="ok"),
@@ -491,7 +492,12 @@ class Load:
         if key == "ranking":
             return {"mode": "rotate", "requests": [self.get("/clasificacion/")]}
         if key == "write":
-            return {"mode": "toggle", "headers": self.post_headers(), "cells": self.app.cells(live)}
+            return {
+                "mode": "toggle",
+                "headers": self.post_headers(),
+                "cells": self.app.cells(live),
+                "versions": self.app.versions(live),
+            }
         raise KeyError(key)
 
     def preflight(self, scenario: Scenario) -> None:
@@ -499,7 +505,9 @@ class Load:
         data = self.data(scenario.key)
         if data["mode"] == "toggle":
             path, current, other = data["cells"][0]
-            method, headers, body = "POST", data["headers"], f"value={other}&was={current}"
+            version = data["versions"][int(path.split("/")[2])]
+            body = f"value={other}&was={current}&version={version}"
+            method, headers = "POST", data["headers"]
         else:
             method, path, headers, body = data["requests"][0]
         status, text = request(self.port, method, path, headers, body)
@@ -526,6 +534,7 @@ class Load:
         lines = [f"mode = {lua(data['mode'])}", f"expect = {lua(self.expect)}"]
         if data["mode"] == "toggle":
             lines.append(f"headers = {lua(data['headers'])}")
+            lines.append(f"versions = {lua(data['versions'])}")
             lines.append("all_cells = {")
             lines += [f"  {lua(list(cell))}," for cell in data["cells"]]
         else:

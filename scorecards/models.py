@@ -142,6 +142,15 @@ class Scorecard(models.Model):
                 condition=Q(mode="presencial"), name="scorecard_mode_presencial"
             ),
         ]
+        indexes = [
+            # The few cards in progress, newest first («Historial», «En juego»), without
+            # scanning the many finished ones.
+            models.Index(
+                fields=["-created_at"],
+                condition=Q(finalized_at__isnull=True),
+                name="scorecard_in_progress",
+            ),
+        ]
 
     def __str__(self):
         return f"Tarjeta {self.pk} · {self.created_at:%d/%m/%Y}"

@@ -1,5 +1,8 @@
 """Writes that span several models: each one is a single transaction with its change log."""
 
+from dataclasses import dataclass
+from datetime import datetime
+
 from django.db import IntegrityError, connections, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -80,12 +83,23 @@ def _seat(scorecard, seat_id) -> Seat:
     raise Refused(_("Ese jugador no está en esta tarjeta."), status=404)
 
 
-def _record(scorecard, author, kind, items, undoes=None) -> int:
+@dataclass(frozen=True)
+class Recorded:
+    """A change as written: the write's answer shows it without reading it back."""
+
+    change_id: int
+    kind: str
+    created_at: datetime
+    author: object
+    items: list  # [(seat, box, old, new), ...]
+
+
+def _record(scorecard, author, kind, items, undoes=None) -> None:
     """Write the changed boxes, their change log entry and the card's new version.
 
     Runs inside the caller's transaction, with the card locked by _locked. Plain SQL:
     this is every write's path, and the same five statements through the ORM cost
-    four times as long (bench/RESULTS.md). Returns the change's id.
+    four times as long (bench/RESULTS.md). Leaves the change in scorecard.recorded.
     """
     connection = connections[Scorecard.objects.db]
     quote = connection.ops.quote_name
@@ -101,6 +115,8 @@ def _record(scorecard, author, kind, items, undoes=None) -> int:
                 f"UPDATE {Seat._meta.db_table} SET {assignments} WHERE id = %s",
                 [*boxes.values(), seat_pk],
             )
+        now = timezone.now()
+        kind = Change.Kind(kind).value  # a plain str: psycopg writes an Enum by its name
         cursor.execute(
             f"INSERT INTO {Change._meta.db_table}"
             " (scorecard_id, author_id, created_at, kind, undoes_id)"
@@ -108,8 +124,8 @@ def _record(scorecard, author, kind, items, undoes=None) -> int:
             [
                 scorecard.pk,
                 author.pk,
-                connection.ops.adapt_datetimefield_value(timezone.now()),
-                Change.Kind(kind).value,  # a plain str: psycopg writes an Enum by its name
+                connection.ops.adapt_datetimefield_value(now),
+                kind,
                 undoes.pk if undoes else None,
             ],
         )
@@ -126,7 +142,7 @@ def _record(scorecard, author, kind, items, undoes=None) -> int:
             f"UPDATE {Scorecard._meta.db_table} SET version = %s WHERE id = %s",
             [scorecard.version, scorecard.pk],
         )
-    return change_id
+    scorecard.recorded = Recorded(change_id, kind, now, author, list(items))
 
 
 def _set(seat, box, new):

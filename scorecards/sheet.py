@@ -30,7 +30,9 @@ from scorecards.models import BONUS, Change, ChangeItem, as_aware
 from scorecards.rules import Category
 
 RECENT_CHANGES = 5
-CACHE_SECONDS = 24 * 60 * 60
+# A version stops being asked for once the next write lands; an idle card is rendered
+# again at most once an hour.
+CACHE_SECONDS = 60 * 60
 # Where the organizer's forms get this request's CSRF token in a cached sheet.
 CSRF_SLOT = "<!--csrf-->"
 
@@ -69,10 +71,46 @@ def render(scorecard, can_edit, *, error=None) -> str:
         # Only the organizer's sheet says what is missing.
         "problems": [(s, problems) for s in seats if can_edit and (problems := s.problems)],
         "changes": changes,
+        "can_undo": bool(changes),
         "log_summary": log_summary(changes) if scorecard.is_finalized else None,
         "csrf_slot": mark_safe(CSRF_SLOT),
     }
     return render_to_string("scorecards/card.html#sheet", context)
+
+
+def written_html(scorecard, recorded) -> str:
+    """What one write changed, as out-of-band swaps for the page that made it.
+
+    The changed box rows and the sums, positions, the version (poll and undo), what is
+    missing, and the new log entry on top of «Últimos cambios»; the error of an earlier
+    refused write goes away. Only correct when that page showed the version just before
+    this write: the view checks it, and answers with the whole sheet otherwise.
+    """
+    seats = scorecard.seat_list
+    base = reverse("scorecard", args=[scorecard.pk])
+    oob = mark_safe(' hx-swap-oob="true"')
+    changed = {box for _seat, box, _old, _new in recorded.items}
+    rows = table_rows(scorecard, seats, base, True, boxes=changed, oob=oob)
+    words = _words(get_language())
+    players = {seat.pk: seat.player.name for seat in seats}
+    context = {
+        "scorecard": scorecard,
+        "base": base,
+        "oob": oob,
+        "rows": mark_safe("".join(rows)),
+        "problems": [(seat, problems) for seat in seats if (problems := seat.problems)],
+        "can_undo": True,
+        "change": _entry(
+            recorded.kind,
+            recorded.created_at,
+            recorded.author.name,
+            [
+                (players[seat.pk], words[box], _said(old, words), _said(new, words))
+                for seat, box, old, new in recorded.items
+            ],
+        ),
+    }
+    return render_to_string("scorecards/card.html#written", context)
 
 
 def places(scorecard, seats, totals=None) -> list[int]:
@@ -85,13 +123,35 @@ def places(scorecard, seats, totals=None) -> list[int]:
 def table(scorecard, seats, base, can_edit) -> str:
     """The card's table: a row per box, the sums and bonuses, total and position."""
     words = _words(get_language())
+    names = "".join(f'<th scope="col">{escape(seat.player.name)}</th>' for seat in seats)
+    caption, box_col = words["caption"], words["box_col"]
+    return (
+        '<div class="sheet-scroll">\n  <table class="sheet">\n'
+        f'    <caption class="visually-hidden">{caption}</caption>\n'
+        f'    <thead>\n      <tr><th scope="col" class="box-col">{box_col}</th>{names}</tr>\n'
+        "    </thead>\n    <tbody>\n      "
+        + "\n      ".join(table_rows(scorecard, seats, base, can_edit))
+        + "\n    </tbody>\n  </table>\n  </div>"
+    )
+
+
+def table_rows(scorecard, seats, base, can_edit, *, boxes=None, oob="") -> list[str]:
+    """The table's rows, each with an id; with boxes, only theirs and the sums.
+
+    oob is an attribute every row gets (hx-swap-oob) when a write answers with just the
+    rows it changed.
+    """
+    words = _words(get_language())
     blank = words["blank"]
     names = [escape(seat.player.name) for seat in seats]
     totals = [seat.totals for seat in seats]
     positions = places(scorecard, seats, totals)
 
     def sum_row(label, cells, css="sum"):
-        return f'<tr class="{css}"><th scope="row">{words[label]}</th>{"".join(cells)}</tr>'
+        return (
+            f'<tr id="row-{label}" class="{css}"{oob}><th scope="row">{words[label]}</th>'
+            f"{''.join(cells)}</tr>"
+        )
 
     columns = [
         (seat, name, f"{base}casilla/{seat.pk}/") for seat, name in zip(seats, names, strict=True)
@@ -119,7 +179,7 @@ def table(scorecard, seats, base, can_edit) -> str:
                     f'<td><span class="cell{state}"><span aria-hidden="true">{shown}</span>'
                     f'<span class="visually-hidden">{aria}</span></span></td>'
                 )
-        return f'<tr><th scope="row">{label}</th>{"".join(cells)}</tr>'
+        return f'<tr id="row-{box}"{oob}><th scope="row">{label}</th>{"".join(cells)}</tr>'
 
     def upper_bonus(t):
         if t.upper_bonus:
@@ -145,9 +205,12 @@ def table(scorecard, seats, base, can_edit) -> str:
             )
         return html + "</td>"
 
-    rows = [box_row(c.value, words[c.value]) for c in Category]
-    head = "".join(f'<th scope="col">{name}</th>' for name in names)
-    body = [
+    rows = [
+        box_row(c.value, words[c.value]) if boxes is None or c.value in boxes else None
+        for c in Category
+    ]
+    places_row = (f"<td>{words['nth'] % {'place': p}}</td>" for p in positions)
+    rows = [
         *rows[:6],
         sum_row("upper", (f"<td>{t.upper}</td>" for t in totals)),
         sum_row("upper_bonus", map(upper_bonus, totals)),
@@ -155,17 +218,9 @@ def table(scorecard, seats, base, can_edit) -> str:
         sum_row("lower", (f"<td>{t.lower}</td>" for t in totals)),
         sum_row(BONUS, map(yahtzee_bonus, seats, names, totals)),
         sum_row("total", (f"<td>{t.total}</td>" for t in totals), "total"),
-        sum_row("place", (f"<td>{words['nth'] % {'place': p}}</td>" for p in positions), "place"),
+        sum_row("place", places_row, "place"),
     ]
-    caption, box_col = words["caption"], words["box_col"]
-    return (
-        '<div class="sheet-scroll">\n  <table class="sheet">\n'
-        f'    <caption class="visually-hidden">{caption}</caption>\n'
-        f'    <thead>\n      <tr><th scope="col" class="box-col">{box_col}</th>{head}</tr>\n'
-        "    </thead>\n    <tbody>\n      "
-        + "\n      ".join(body)
-        + "\n    </tbody>\n  </table>\n  </div>"
-    )
+    return [row for row in rows if row is not None]
 
 
 @functools.cache
@@ -214,35 +269,40 @@ def recent_changes(scorecard, seats) -> list[dict]:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     words = _words(get_language())
-    blank = words["blank"]
     players = {seat.pk: seat.player.name for seat in seats}
-    entries = []
+    entries, last = [], None
     for pk, kind, created_at, display_name, username, seat_id, box, old, new in rows:
-        if not entries or entries[-1]["pk"] != pk:
-            when = timezone.localtime(as_aware(connection, created_at))
-            entries.append(
-                {
-                    "pk": pk,
-                    "kind": kind,
-                    "iso": when.isoformat(),
-                    "time": when.strftime("%H:%M:%S"),
-                    "author": display_name or username,
-                    "items": [],
-                    "correction": False,
-                }
-            )
+        if pk != last:
+            when = as_aware(connection, created_at)
+            entries.append(_entry(kind, when, display_name or username, []))
+            last = pk
         if box is not None:
-            entry = entries[-1]
-            entry["items"].append(
-                (
-                    players.get(seat_id, ""),
-                    words.get(box, box),
-                    blank if old is None else old,
-                    blank if new is None else new,
-                )
+            item = (
+                players.get(seat_id, ""),
+                words.get(box, box),
+                _said(old, words),
+                _said(new, words),
             )
-            entry["correction"] |= old is not None
+            entries[-1]["items"].append(item)
+            entries[-1]["correction"] |= old is not None
     return entries
+
+
+def _said(value, words):
+    return words["blank"] if value is None else value
+
+
+def _entry(kind, created_at, author, items) -> dict:
+    """One change for the log: when, who, what kind, and (player, box, old, new) items."""
+    when = timezone.localtime(created_at)
+    return {
+        "kind": kind,
+        "iso": when.isoformat(),
+        "time": when.strftime("%H:%M:%S"),
+        "author": author,
+        "items": items,
+        "correction": False,
+    }
 
 
 def log_summary(changes) -> str:

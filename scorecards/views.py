@@ -73,9 +73,21 @@ def _refused(request, scorecard_pk, refused: Refused):
 
 
 def _saved(request, scorecard):
-    if request.htmx:
-        return _sheet(request, scorecard)
-    return redirect("scorecard", pk=scorecard.pk)
+    """Answer a write: on the page that made it, only what changed, if that page was current.
+
+    The page sends the version it shows; when the write came right after it, the answer
+    is the changed rows and parts, swapped in out of band (HX-Reswap: none) and a tenth
+    of the whole sheet's cost. Otherwise (another device wrote in between, or nothing
+    was written) it is the whole sheet.
+    """
+    if not request.htmx:
+        return redirect("scorecard", pk=scorecard.pk)
+    recorded = getattr(scorecard, "recorded", None)
+    if recorded and request.POST.get("version") == str(scorecard.version - 1):
+        response = HttpResponse(sheet.written_html(scorecard, recorded))
+        response["HX-Reswap"] = "none"
+        return response
+    return _sheet(request, scorecard)
 
 
 @login_required

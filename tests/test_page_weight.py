@@ -68,12 +68,21 @@ def test_every_htmx_fragment_fits_in_5_kb(six_player_card):
         "poll": client.get(reverse("scorecard_live", args=[card.pk]), {"v": 0}, headers=htmx),
         "picker": client.get(reverse("box", args=[card.pk, seat.pk, "chance"]), headers=htmx),
         "joker": client.get(reverse("joker", args=[card.pk, seat.pk]), headers=htmx),
+        # Without the version the page shows: the whole sheet.
         "write": client.post(
             reverse("box", args=[card.pk, seat.pk, "twos"]),
             {"value": "4", "was": ""},
             headers=htmx,
         ),
     }
+    card.refresh_from_db()
+    # With it: only what changed, out of band.
+    fragments["write, out of band"] = client.post(
+        reverse("box", args=[card.pk, seat.pk, "threes"]),
+        {"value": "6", "was": "", "version": card.version},
+        headers=htmx,
+    )
+    assert fragments["write, out of band"]["HX-Reswap"] == "none"
     sizes = {name: gz(response.content) for name, response in fragments.items()}
     print(sizes)
     assert all(b"<html" not in r.content for r in fragments.values())

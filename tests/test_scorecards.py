@@ -526,6 +526,15 @@ def test_the_card_page_and_a_write_cost_the_same_for_2_and_8_players(
     # rendered is cached
     with django_assert_num_queries(4):
         client.get(reverse("scorecard_live", args=[card.pk]) + "?v=0")
+    # a write from the current page reads nothing after its transaction: 9 queries
+    card.refresh_from_db()
+    with django_assert_num_queries(9):
+        response = client.post(
+            reverse("box", args=[card.pk, seat.pk, "threes"]),
+            {"value": "3", "was": "", "version": card.version},
+            headers={"HX-Request": "true"},
+        )
+    assert response["HX-Reswap"] == "none"
 
 
 def test_the_card_fragment_has_no_page_around_it(org_client, card):
@@ -586,3 +595,99 @@ def test_the_cached_card_table_follows_writes_names_and_roles(org_client, client
     assert "Unos — Anabel: 2" in org_client.get(reverse("scorecard", args=[card.pk])).text
     client.force_login(ana)
     assert "casilla/" not in client.get(reverse("scorecard", args=[card.pk])).text
+
+
+# A write answers the page that made it with only what changed
+
+
+def oob_write(client, card, seat, box, value, was="", version=None):
+    card.refresh_from_db()
+    return client.post(
+        reverse("box", args=[card.pk, seat.pk, box]),
+        {"value": value, "was": was, "version": card.version if version is None else version},
+        headers={"HX-Request": "true"},
+    )
+
+
+def test_a_write_from_the_current_page_answers_with_what_changed(org_client, card, ana, ben):
+    response = oob_write(org_client, card, seat_of(card, ana), "fives", "15")
+    assert response.status_code == 200
+    assert response["HX-Reswap"] == "none"
+    html = response.text
+    assert 'id="sheet"' not in html and "<html" not in html
+    # the written box's row (in a template, so table rows parse) and every sum row
+    assert html.index("<template>") < html.index('<tr id="row-fives" hx-swap-oob="true">')
+    assert 'aria-label="Cincos — Ana: 15"' in html
+    assert 'id="row-ones"' not in html
+    for row in ("upper", "upper_bonus", "lower", "yahtzee_bonuses", "total", "place"):
+        assert f'<tr id="row-{row}" class=' in html
+    card.refresh_from_db()
+    # the new version for the poll and the next write, undo enabled, the error cleared
+    assert f'vivo/?v={card.version}" hx-trigger' in html
+    assert f'id="sheet-version" name="version" value="{card.version}" hx-swap-oob="true"' in html
+    assert '<button type="submit" id="undo-button" hx-swap-oob="true">' in html
+    assert '<div id="sheet-alert" hx-swap-oob="true"></div>' in html
+    # what is missing, and the new entry on top of «Últimos cambios»
+    assert '<div id="sheet-problems" hx-swap-oob="true">' in html
+    assert 'hx-swap-oob="afterbegin:#recent-changes"' in html
+    assert "Ana, Cincos: sin anotar → 15" in html
+    # the players' poll gets the whole new sheet
+    sheet = org_client.get(reverse("scorecard_live", args=[card.pk]), {"v": card.version - 1})
+    assert 'aria-label="Cincos — Ana: 15"' in sheet.text
+
+
+def test_a_write_from_a_page_that_missed_a_change_gets_the_whole_sheet(org_client, card, ana):
+    card.refresh_from_db()
+    seen = card.version
+    write(org_client, card, seat_of(card, ana), "ones", "2")  # another device
+    response = oob_write(org_client, card, seat_of(card, ana), "twos", "4", version=seen)
+    assert response.status_code == 200
+    assert "HX-Reswap" not in response
+    assert 'id="sheet"' in response.text
+    assert 'aria-label="Unos — Ana: 2"' in response.text  # the change this page missed
+
+
+@pytest.mark.parametrize("version", ["", "abc", "-1", "99999999999999999999"])
+def test_a_write_without_a_usable_version_gets_the_whole_sheet(org_client, card, ana, version):
+    response = oob_write(org_client, card, seat_of(card, ana), "twos", "4", version=version)
+    assert response.status_code == 200
+    assert 'id="sheet"' in response.text
+    assert Seat.objects.get(pk=seat_of(card, ana).pk).twos == 4
+
+
+def test_a_retried_write_gets_the_whole_sheet(org_client, card, ana):
+    assert oob_write(org_client, card, seat_of(card, ana), "twos", "4")["HX-Reswap"] == "none"
+    # the answer was lost and the page retries: nothing to write, the whole sheet
+    response = oob_write(org_client, card, seat_of(card, ana), "twos", "4", version=0)
+    assert 'id="sheet"' in response.text
+    assert Change.objects.filter(scorecard=card).count() == 1
+
+
+def test_a_joker_and_an_undo_answer_with_their_rows(org_client, card, ana):
+    seat = seat_of(card, ana)
+    oob_write(org_client, card, seat, "yahtzee", "50")
+    card.refresh_from_db()
+    response = org_client.post(
+        reverse("joker", args=[card.pk, seat.pk]),
+        {"face": "3", "box": "threes", "version": card.version},
+        headers={"HX-Request": "true"},
+    )
+    assert response["HX-Reswap"] == "none"
+    assert 'id="row-threes" hx-swap-oob="true"' in response.text
+    assert "Ana, Bonus Yahtzee: 0 → 1" in response.text
+    card.refresh_from_db()
+    response = org_client.post(
+        reverse("undo", args=[card.pk]), {"version": card.version}, headers={"HX-Request": "true"}
+    )
+    assert response["HX-Reswap"] == "none"
+    assert 'id="row-threes" hx-swap-oob="true"' in response.text
+    assert "deshizo un cambio" in response.text
+    seat.refresh_from_db()
+    assert (seat.threes, seat.yahtzee_bonuses) == (None, 0)
+
+
+def test_a_refused_write_still_answers_with_the_whole_sheet_and_why(org_client, card, ana):
+    response = oob_write(org_client, card, seat_of(card, ana), "twos", "5")
+    assert response.status_code == 400
+    assert "HX-Reswap" not in response
+    assert 'id="sheet"' in response.text and 'role="alert"' in response.text

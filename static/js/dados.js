@@ -38,7 +38,7 @@
     var d = dialog();
     if (fromPicker && d && d.open) d.close();
     // A refused write says why at the top of the card: bring it into view.
-    var alert = document.querySelector("#sheet > .alert-error");
+    var alert = document.querySelector("#sheet-alert > .alert-error");
     if (alert) {
       alert.setAttribute("tabindex", "-1");
       alert.focus();
