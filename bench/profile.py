@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -27,7 +28,9 @@ SCENARIOS += ["player", "ranking", "write"]
 
 
 def seeded_copy() -> Path:
-    seeds = sorted((ROOT / "bench" / ".cache").glob("seed-*.sqlite3"))
+    seeds = sorted(
+        (ROOT / "bench" / ".cache").glob("seed-*.sqlite3"), key=lambda path: path.stat().st_mtime
+    )
     if not seeds:
         sys.exit("No seeded database: run `make bench BENCH_ARGS='--db sqlite --only card'` once.")
     target = Path(tempfile.mkdtemp(prefix="dados-profile-")) / "db.sqlite3"
@@ -77,9 +80,11 @@ def main(argv=None) -> int:
         # As the organizer's page does: the value it showed and the version it was at.
         now = state["chance"]
         state["chance"] = new = choices[0] if now != choices[0] else choices[1]
+        body = {"value": new, "was": "" if now is None else now, "version": state["version"]}
         response = client.post(
             f"/tarjetas/{card.pk}/casilla/{seat.pk}/chance/",
-            {"value": new, "was": "" if now is None else now, "version": state["version"]},
+            urlencode(body),  # as htmx sends it
+            content_type="application/x-www-form-urlencoded",
             headers={"HX-Request": "true"},
         )
         state["version"] += 1
