@@ -122,3 +122,69 @@ def test_a_player_sees_the_organizers_entry_live_without_reloading(browser, serv
     assert player_page.locator("tr.total td").first.inner_text() == "20"
     for page in pages:
         page.context.close()
+
+
+SHEET_STATE = """() => {
+    const visible = (el) => el.offsetParent !== null;
+    return {
+        table: document.querySelector("#sheet table").innerText,
+        cells: [...document.querySelectorAll("#sheet a.cell")]
+            .map((a) => a.getAttribute("aria-label")),
+        recent: [...document.querySelectorAll("#recent-changes > li")].filter(visible)
+            .map((li) => li.innerText.replace(/^\\d\\d:\\d\\d:\\d\\d/, "")),
+        empty_hint: [...document.querySelectorAll(".changes .hint")].some(visible),
+        problems: document.querySelector("#sheet-problems").innerText,
+        version: document.querySelector("#sheet-version").value,
+        undo: document.querySelector("#undo-button").disabled,
+        poll: document.querySelector("#sheet-poll").getAttribute("hx-get"),
+        alert: document.querySelector("#sheet-alert").innerText,
+    };
+}"""
+
+
+def test_the_page_patched_by_writes_is_the_card_a_reload_shows(phone):
+    """Writes answer with only what changed: the page must end up as a fresh load."""
+    from scorecards.services import scorecard_create
+
+    page = phone
+    organizer = UserFactory(username="olga", display_name="Olga")
+    players = [UserFactory(display_name=name) for name in ("Ana", "Ben")]
+    card = scorecard_create(organizer=organizer, players=players)
+    log_in(page, "olga")
+    page.goto(f"/tarjetas/{card.pk}/")
+    answers = []
+
+    def answered(response):
+        if response.request.method == "POST":
+            answers.append(response.headers.get("hx-reswap"))
+
+    page.on("response", answered)
+    fresh = page.evaluate(SHEET_STATE)
+    assert fresh["undo"] is True
+    assert fresh["empty_hint"] is True
+
+    enter(page, "Yahtzee", "Ana", 50)
+    for box, value in (("Unos", 3), ("Doses", 6), ("Treses", 9), ("Cuatros", 12), ("Seises", 30)):
+        enter(page, box, "Ben", value)
+    enter(page, "Doses", "Ben", "")  # a correction
+    page.get_by_role("link", name="Yahtzee extra — Ana").click()
+    page.get_by_role("link", name="Cinco 5").click()
+    page.locator('#picker button[name="box"][value="fives"]').click()
+    page.locator('a.cell[aria-label="Cincos — Ana: 25"]').wait_for()
+    page.get_by_role("button", name="Deshacer").click()
+    page.locator('a.cell[aria-label="Cincos — Ana: sin anotar"]').wait_for()
+    enter(page, "Libre (Chance)", "Ana", 24)
+
+    # Every write (eight boxes, the joker, the undo) was answered with only what changed.
+    assert answers == ["none"] * 10
+    patched = page.evaluate(SHEET_STATE)
+    assert len(patched["recent"]) == 5  # the sixth and older are hidden, as a reload shows
+    assert patched["undo"] is False
+    assert patched["empty_hint"] is False
+    page.reload()
+    reloaded = page.evaluate(SHEET_STATE)
+    assert patched == reloaded
+    card.refresh_from_db()
+    assert reloaded["version"] == str(card.version)
+    assert "Ana: 24" in " ".join(reloaded["cells"])
+    assert page.errors == []
