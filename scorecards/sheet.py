@@ -26,7 +26,7 @@ from django.utils.translation import gettext as _
 
 from scorecards import rules
 from scorecards.labels import box_name
-from scorecards.models import BONUS, Change, ChangeItem, as_aware
+from scorecards.models import BONUS, Change, ChangeItem, Scorecard, as_aware
 from scorecards.rules import Category
 
 RECENT_CHANGES = 5
@@ -41,7 +41,7 @@ def sheet_html(request, scorecard, *, error=None) -> str:
     """The sheet of a card loaded by Scorecard.objects.with_seats, for this request."""
     can_edit = scorecard.can_edit(request.user)
     if error:
-        html = render(scorecard, can_edit, error=error)
+        html, _consistent = render(scorecard, can_edit, error=error)
     else:
         # Renames through the app bump names_version; the names themselves are in the
         # key too, for a rename made any other way.
@@ -51,17 +51,24 @@ def sheet_html(request, scorecard, *, error=None) -> str:
         key = "sheet:" + hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()
         html = cache.get(key)
         if html is None:
-            html = render(scorecard, can_edit)
-            cache.set(key, html, CACHE_SECONDS)
+            html, consistent = render(scorecard, can_edit)
+            if consistent:
+                cache.set(key, html, CACHE_SECONDS)
     if can_edit:
         html = html.replace(CSRF_SLOT, csrf_input(request))
     return mark_safe(html)
 
 
-def render(scorecard, can_edit, *, error=None) -> str:
+def render(scorecard, can_edit, *, error=None) -> tuple[str, bool]:
+    """The sheet's HTML, and whether its change log is of the same version as its table.
+
+    The card and its log are two reads; a write committed between them gives a log one
+    step ahead of the table. Such a sheet is served (the next poll corrects it) but
+    never cached.
+    """
     seats = scorecard.seat_list
     base = reverse("scorecard", args=[scorecard.pk])
-    changes = recent_changes(scorecard, seats)
+    changes, version = recent_changes(scorecard, seats)
     context = {
         "scorecard": scorecard,
         "base": base,
@@ -75,7 +82,8 @@ def render(scorecard, can_edit, *, error=None) -> str:
         "log_summary": log_summary(changes) if scorecard.is_finalized else None,
         "csrf_slot": mark_safe(CSRF_SLOT),
     }
-    return render_to_string("scorecards/card.html#sheet", context)
+    html = render_to_string("scorecards/card.html#sheet", context)
+    return html, version == scorecard.version
 
 
 def written_html(scorecard, recorded) -> str:
@@ -246,32 +254,39 @@ def _words(language) -> dict[str, str]:
     return {key: escape(text) for key, text in words.items()}
 
 
-def recent_changes(scorecard, seats) -> list[dict]:
-    """The card's latest changes, newest first (all of them once finalized): one query."""
+def recent_changes(scorecard, seats) -> tuple[list[dict], int | None]:
+    """The card's latest changes, newest first (all of them once finalized), and the card's
+    version as the same query saw it: one query, one snapshot."""
     connection = connections[Change.objects.db]
     users = scorecard.organizer._meta.db_table
-    changes, items = Change._meta.db_table, ChangeItem._meta.db_table
+    cards, changes = Scorecard._meta.db_table, Change._meta.db_table
+    items = ChangeItem._meta.db_table
     if scorecard.is_finalized:
-        which, params = "c.scorecard_id = %s", [scorecard.pk]
+        which, params = "", []
     else:
         which = (
-            f"c.id IN (SELECT id FROM {changes} WHERE scorecard_id = %s ORDER BY id DESC LIMIT %s)"
+            f" AND c.id IN (SELECT id FROM {changes} WHERE scorecard_id = %s"
+            " ORDER BY id DESC LIMIT %s)"
         )
         params = [scorecard.pk, RECENT_CHANGES]
     sql = (
-        "SELECT c.id, c.kind, c.created_at, a.display_name, a.username,"
+        "SELECT s.version, c.id, c.kind, c.created_at, a.display_name, a.username,"
         " i.seat_id, i.box, i.old, i.new"
-        f" FROM {changes} c JOIN {users} a ON a.id = c.author_id"
+        f" FROM {cards} s LEFT JOIN {changes} c ON c.scorecard_id = s.id{which}"
+        f" LEFT JOIN {users} a ON a.id = c.author_id"
         f" LEFT JOIN {items} i ON i.change_id = c.id"
-        f" WHERE {which} ORDER BY c.id DESC, i.id"
+        " WHERE s.id = %s ORDER BY c.id DESC, i.id"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, [*params, scorecard.pk])
         rows = cursor.fetchall()
     words = _words(get_language())
     players = {seat.pk: seat.player.name for seat in seats}
     entries, last = [], None
-    for pk, kind, created_at, display_name, username, seat_id, box, old, new in rows:
+    version = rows[0][0] if rows else None
+    for _version, pk, kind, created_at, display_name, username, seat_id, box, old, new in rows:
+        if pk is None:  # no change at all: the card's row alone
+            continue
         if pk != last:
             when = as_aware(connection, created_at)
             entries.append(_entry(kind, when, display_name or username, []))
@@ -285,7 +300,7 @@ def recent_changes(scorecard, seats) -> list[dict]:
             )
             entries[-1]["items"].append(item)
             entries[-1]["correction"] |= old is not None
-    return entries
+    return entries, version
 
 
 def _said(value, words):

@@ -188,3 +188,38 @@ def test_the_page_patched_by_writes_is_the_card_a_reload_shows(phone):
     assert reloaded["version"] == str(card.version)
     assert "Ana: 24" in " ".join(reloaded["cells"])
     assert page.errors == []
+
+
+def test_a_write_answer_that_arrives_after_a_live_refresh_is_dropped(phone):
+    """The poll may bring the card past a write before the write's own answer arrives."""
+    from scorecards.services import scorecard_create
+
+    page = phone
+    organizer = UserFactory(username="olga", display_name="Olga")
+    card = scorecard_create(organizer=organizer, players=[UserFactory(display_name="Ana")])
+    log_in(page, "olga")
+    page.goto(f"/tarjetas/{card.pk}/")
+    enter(page, "Unos", "Ana", 3)
+
+    page.locator('a.cell[aria-label^="Doses — Ana:"]').click()
+    page.locator("#picker-dialog[open]").wait_for()
+    held = []
+    page.route("**/casilla/**", lambda route: held.append(route))  # hold the write
+    page.locator('#picker button[name="value"][value="6"]').click()
+    for _ in range(100):  # route handlers run while the page waits
+        if held:
+            break
+        page.wait_for_timeout(50)
+    answer = held[0].fetch()  # the write reaches the server and commits now
+    assert answer.headers["x-dados-base"] == "1"
+    # The live poll brings the new version before the write's answer gets back.
+    page.locator('#sheet-version[value="2"]').wait_for(state="attached", timeout=8000)
+    assert page.locator("#picker-dialog[open]").count() == 1  # the refresh left it open
+    held[0].fulfill(response=answer)
+    page.locator("#picker-dialog[open]").wait_for(state="detached")
+    patched = page.evaluate(SHEET_STATE)
+    assert len(patched["recent"]) == 2  # not three: the answer's entry was not added again
+    page.unroute("**/casilla/**")
+    page.reload()
+    assert page.evaluate(SHEET_STATE) == patched
+    assert page.errors == []

@@ -610,9 +610,13 @@ def oob_write(client, card, seat, box, value, was="", version=None):
 
 
 def test_a_write_from_the_current_page_answers_with_what_changed(org_client, card, ana, ben):
+    card.refresh_from_db()
+    before = card.version
     response = oob_write(org_client, card, seat_of(card, ana), "fives", "15")
     assert response.status_code == 200
     assert response["HX-Reswap"] == "none"
+    # the version it patches: the page drops the patch if a refresh got past it meanwhile
+    assert response["X-Dados-Base"] == str(before)
     html = response.text
     assert 'id="sheet"' not in html
     assert "<html" not in html
@@ -693,3 +697,31 @@ def test_a_refused_write_still_answers_with_the_whole_sheet_and_why(org_client, 
     assert "HX-Reswap" not in response
     assert 'id="sheet"' in response.text
     assert 'role="alert"' in response.text
+
+
+def test_a_sheet_whose_log_is_newer_than_its_table_is_served_but_not_cached(
+    rf, card, ana, django_assert_num_queries
+):
+    from scorecards import sheet
+
+    request = rf.get("/")
+    request.user = card.organizer
+    loaded = Scorecard.objects.with_seats(card.pk)
+    # a write commits between reading the card and reading its log
+    services.box_write(
+        scorecard_id=card.pk,
+        seat_id=seat_of(card, ana).pk,
+        box="ones",
+        value="3",
+        was="",
+        author=card.organizer,
+    )
+    html = sheet.sheet_html(request, loaded)
+    assert 'aria-label="Unos — Ana: sin anotar"' in html  # the table as loaded
+    assert "Ana, Unos: sin anotar → 3" in html  # the log as it is now
+    with django_assert_num_queries(1):  # not from the cache: the log is read again
+        sheet.sheet_html(request, loaded)
+    fresh = Scorecard.objects.with_seats(card.pk)
+    sheet.sheet_html(request, fresh)
+    with django_assert_num_queries(0):  # a consistent sheet is cached
+        sheet.sheet_html(request, fresh)

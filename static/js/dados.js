@@ -8,7 +8,8 @@
   function dialog() { return document.getElementById("picker-dialog"); }
 
   document.addEventListener("htmx:beforeRequest", function (event) {
-    var source = event.detail.elt;
+    var config = event.detail.requestConfig;
+    var source = config ? config.elt : null;
     if (!source || source.classList.contains("poll")) return;
     if (source.getAttribute("hx-target") === "#picker" && !source.closest("#picker")) {
       opener = source;
@@ -29,10 +30,30 @@
     }
   });
 
+  // A write's answer patches the page with only what changed, made for the version the
+  // page showed when it wrote. If a live refresh got there first, the page already shows
+  // this write (or later ones), and the patch would put an older state back: drop it.
+  // (beforeOnLoad rather than beforeSwap: it fires on the form, still in the page, while
+  // beforeSwap fires on the old #sheet, which the refresh took out of the page.)
+  document.addEventListener("htmx:beforeOnLoad", function (event) {
+    var xhr = event.detail.xhr;
+    var base = xhr ? xhr.getResponseHeader("X-Dados-Base") : null;
+    if (base === null) return;
+    var shown = document.getElementById("sheet-version");
+    if (shown && shown.value === base) return;
+    event.preventDefault();
+    userSwap = false;
+    var d = dialog();
+    if (d && d.open) d.close();
+  });
+
   document.addEventListener("htmx:afterSettle", function (event) {
     var target = event.detail.target;
-    // A live poll refreshes the card under an open picker; only the picker's own
-    // answer closes it.
+    var config = event.detail.requestConfig;
+    var source = config ? config.elt : null;
+    // A live poll refreshes the card under an open picker, even while the picker's write
+    // is on its way; only the picker's own answer closes it.
+    if (source && source.classList && source.classList.contains("poll")) return;
     if (!target || target.id !== "sheet" || !userSwap) return;
     userSwap = false;
     var d = dialog();
@@ -48,7 +69,8 @@
 
   document.addEventListener("close", function (event) {
     if (event.target.id !== "picker-dialog") return;
-    document.getElementById("picker").innerHTML = "";
+    // The picker's content stays (hidden) until the next one replaces it: a write still
+    // on its way must find its form in the page for its answer to be handled.
     if (opener && document.body.contains(opener)) opener.focus();
     opener = null;
   }, true);
