@@ -206,13 +206,15 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
 
 def joker_write(*, scorecard_id, seat_id, face, box, author) -> Scorecard:
     """An extra five of a kind: the joker box and, with 50 in Yahtzee, the +100 bonus."""
+    # One plain digit from 1 to 6: int() would also take "٣" or " 3".
+    text = "" if face is None else str(face)
     try:
-        face = int(face)
         category = Category(box)
     except (TypeError, ValueError):
         raise Refused(_("Elige la cara de los dados y una casilla.")) from None
-    if not 1 <= face <= 6:
+    if not (len(text) == 1 and text in "123456"):
         raise Refused(_("Elige la cara de los dados y una casilla."))
+    face = int(text)
     with transaction.atomic():
         scorecard = _locked(scorecard_id, author)
         seat = _seat(scorecard, seat_id)

@@ -563,11 +563,12 @@ def joker_outcome(user, card, seat, face, box):
     if card is None or not may_edit(user, card):
         raise Refusal("card")
     try:
-        face, category = int(face), Category(box)
+        category = Category(box)
     except (TypeError, ValueError):
         raise Refusal("malformed") from None
-    if not 1 <= face <= 6:
+    if not (len(str(face)) == 1 and str(face) in "123456"):
         raise Refusal("face")
+    face = int(face)
     if seat is None or seat.scorecard_id != card.pk:
         raise Refusal("seat")
     if seat.yahtzee is None:

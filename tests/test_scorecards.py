@@ -295,7 +295,18 @@ def test_joker_refuses_a_box_out_of_the_forced_order(org_client, card, ana):
     assert (seat.chance, seat.yahtzee_bonuses) == (None, 0)
 
 
-@pytest.mark.parametrize("data", [{}, {"face": "9", "box": "ones"}, {"face": "x"}, {"box": "?"}])
+@pytest.mark.parametrize(
+    "data",
+    [
+        {},
+        {"face": "9", "box": "ones"},
+        {"face": "x"},
+        {"box": "?"},
+        {"face": "٣", "box": "threes"},  # an Arabic-Indic three: int() would take it
+        {"face": " 3", "box": "threes"},
+        {"face": "03", "box": "threes"},
+    ],
+)
 def test_joker_rejects_malformed_requests(org_client, card, ana, data):
     seat = seat_of(card, ana)
     write(org_client, card, seat, "yahtzee", "50")
