@@ -167,6 +167,10 @@ class Scorecard(models.Model):
             or any(seat.player_id == user.pk for seat in seats)
         )
 
+    def loaded_seat(self, seat_id):
+        """The seat with this id among those with_seats loaded, or None."""
+        return next((seat for seat in self.seat_list if str(seat.pk) == str(seat_id)), None)
+
     def can_edit(self, user) -> bool:
         return not self.is_finalized and (user.pk == self.organizer_id or user.is_staff)
 

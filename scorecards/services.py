@@ -8,7 +8,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from scorecards import rules
-from scorecards.labels import BOX_LABELS
+from scorecards.labels import BOX_LABELS, box_name
 from scorecards.models import (
     BONUS,
     MAX_BONUSES,
@@ -45,7 +45,7 @@ def allowed_values(box: str) -> list[int]:
 
 
 def box_label(box: str) -> str:
-    return _("Bonus Yahtzee") if box == BONUS else str(BOX_LABELS[Category(box)])
+    return _("Bonus Yahtzee") if box == BONUS else box_name(Category(box))
 
 
 def parse_value(raw) -> int | None:
@@ -77,10 +77,10 @@ def _locked(scorecard_id, editor=None) -> Scorecard:
 
 
 def _seat(scorecard, seat_id) -> Seat:
-    for seat in scorecard.seat_list:
-        if str(seat.pk) == str(seat_id):
-            return seat
-    raise Refused(_("Ese jugador no está en esta tarjeta."), status=404)
+    seat = scorecard.loaded_seat(seat_id)
+    if seat is None:
+        raise Refused(_("Ese jugador no está en esta tarjeta."), status=404)
+    return seat
 
 
 @dataclass(frozen=True)

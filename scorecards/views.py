@@ -48,10 +48,10 @@ def _card(request, pk, *, edit=False) -> Scorecard:
 
 
 def _seat(scorecard, seat_id) -> Seat:
-    for seat in scorecard.seat_list:
-        if seat.pk == seat_id:
-            return seat
-    raise Http404
+    seat = scorecard.loaded_seat(seat_id)
+    if seat is None:
+        raise Http404
+    return seat
 
 
 def _sheet(request, scorecard, *, error=None, status=200) -> HttpResponse:

@@ -16,14 +16,25 @@ def _fresh_cache():
     cache.clear()
 
 
+# The players most tests seat at the table.
 @pytest.fixture
-def alice(db):
+def ana(db):
     return UserFactory(username="ana", display_name="Ana")
 
 
 @pytest.fixture
-def alice_client(client, alice):
-    client.force_login(alice)
+def ben(db):
+    return UserFactory(username="ben", display_name="Ben")
+
+
+@pytest.fixture
+def carla(db):
+    return UserFactory(username="carla", display_name="Carla")
+
+
+@pytest.fixture
+def ana_client(client, ana):
+    client.force_login(ana)
     return client
 
 

@@ -8,8 +8,8 @@ from tests.factories import PASSWORD, UserFactory
 pytestmark = pytest.mark.django_db
 
 
-def test_the_ui_shows_the_display_name_not_the_username(alice_client):
-    response = alice_client.get(reverse("home"))
+def test_the_ui_shows_the_display_name_not_the_username(ana_client):
+    response = ana_client.get(reverse("home"))
     assert response.status_code == 200
     assert "Ana" in response.text
     assert "Cerrar sesión" in response.text
@@ -35,17 +35,17 @@ def test_the_login_page_is_in_spanish(client):
     assert "width=device-width" in response.text
 
 
-def test_it_logs_in_and_changes_the_session_key(client, alice):
+def test_it_logs_in_and_changes_the_session_key(client, ana):
     client.get(reverse("login"))
     before = client.session.session_key
     response = client.post(reverse("login"), {"username": "ana", "password": PASSWORD})
     assert response.status_code == 302
     assert response.url == reverse("home")
-    assert client.session[SESSION_KEY] == str(alice.pk)
+    assert client.session[SESSION_KEY] == str(ana.pk)
     assert client.session.session_key != before
 
 
-def test_a_wrong_password_gets_a_spanish_message(client, alice):
+def test_a_wrong_password_gets_a_spanish_message(client, ana):
     response = client.post(reverse("login"), {"username": "ana", "password": "nope"})
     assert response.status_code == 200
     assert "Por favor, introduzca un nombre de usuario y clave correctos" in response.text
@@ -59,23 +59,23 @@ def test_an_inactive_player_cannot_log_in(client):
     assert SESSION_KEY not in client.session
 
 
-def test_log_out_ends_the_session_on_the_server(alice_client):
+def test_log_out_ends_the_session_on_the_server(ana_client):
     from django.contrib.sessions.models import Session
 
-    key = alice_client.session.session_key
-    response = alice_client.post(reverse("logout"))
+    key = ana_client.session.session_key
+    response = ana_client.post(reverse("logout"))
     assert response.status_code == 302
     assert response.url == reverse("login")
     assert not Session.objects.filter(session_key=key).exists()
-    assert alice_client.get(reverse("home")).status_code == 302
+    assert ana_client.get(reverse("home")).status_code == 302
 
 
-def test_log_out_rejects_get(alice_client):
-    assert alice_client.get(reverse("logout")).status_code == 405
+def test_log_out_rejects_get(ana_client):
+    assert ana_client.get(reverse("logout")).status_code == 405
 
 
-def test_password_change_works(alice_client, alice):
-    response = alice_client.post(
+def test_password_change_works(ana_client, ana):
+    response = ana_client.post(
         reverse("password_change"),
         {
             "old_password": PASSWORD,
@@ -84,19 +84,19 @@ def test_password_change_works(alice_client, alice):
         },
     )
     assert response.status_code == 302
-    alice.refresh_from_db()
-    assert alice.check_password("otra-clave-bien-larga-42")
+    ana.refresh_from_db()
+    assert ana.check_password("otra-clave-bien-larga-42")
 
 
-def test_password_change_with_a_wrong_old_password_changes_nothing(alice_client, alice):
-    response = alice_client.post(
+def test_password_change_with_a_wrong_old_password_changes_nothing(ana_client, ana):
+    response = ana_client.post(
         reverse("password_change"),
         {"old_password": "mal", "new_password1": "x-y-z-1234567", "new_password2": "x-y-z-1234567"},
     )
     assert response.status_code == 200
     assert "contraseña antigua" in response.text.lower()
-    alice.refresh_from_db()
-    assert alice.check_password(PASSWORD)
+    ana.refresh_from_db()
+    assert ana.check_password(PASSWORD)
 
 
 def test_there_is_no_sign_up_page(client):
@@ -142,8 +142,8 @@ def test_the_django_admin_registers_players(admin_client):
     assert get_user_model().objects.get(username="luis").display_name == "Luis"
 
 
-def test_every_page_loads_htmx_without_a_cdn_and_under_a_nonce_csp(alice_client):
-    response = alice_client.get(reverse("home"))
+def test_every_page_loads_htmx_without_a_cdn_and_under_a_nonce_csp(ana_client):
+    response = ana_client.get(reverse("home"))
     csp = response.headers["Content-Security-Policy"]
     assert "script-src 'self' 'nonce-" in csp
     assert "unsafe-eval" not in csp

@@ -27,11 +27,6 @@ def staff_client(client, staff):
     return client
 
 
-@pytest.fixture
-def ana():
-    return UserFactory(username="ana", display_name="Ana")
-
-
 def changelist():
     return reverse("admin:accounts_user_changelist")
 

@@ -14,22 +14,6 @@ from tests.factories import UserFactory, fill, finalized_games, make_scorecard
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def ana():
-    return UserFactory(username="ana", display_name="Ana")
-
-
-@pytest.fixture
-def ben():
-    return UserFactory(username="ben", display_name="Ben")
-
-
-@pytest.fixture
-def ana_client(client, ana):
-    client.force_login(ana)
-    return client
-
-
 def live(client, card, version, htmx=True):
     headers = {"HX-Request": "true"} if htmx else {}
     return client.get(reverse("scorecard_live", args=[card.pk]), {"v": version}, headers=headers)

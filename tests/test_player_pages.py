@@ -8,16 +8,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def ana():
-    return UserFactory(username="ana", display_name="Ana")
-
-
-@pytest.fixture
-def ben():
-    return UserFactory(username="ben", display_name="Ben")
-
-
-@pytest.fixture
 def viewer(client):
     client.force_login(UserFactory(display_name="Mirón"))
     return client

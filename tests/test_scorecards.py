@@ -17,16 +17,6 @@ def organizer():
 
 
 @pytest.fixture
-def ana():
-    return UserFactory(username="ana", display_name="Ana")
-
-
-@pytest.fixture
-def ben():
-    return UserFactory(username="ben", display_name="Ben")
-
-
-@pytest.fixture
 def card(organizer, ana, ben):
     return make_scorecard(organizer, [ana, ben])
 

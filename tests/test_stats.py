@@ -34,21 +34,6 @@ def play(*columns, finalize=True):
 
 
 @pytest.fixture
-def ana():
-    return UserFactory(username="ana", display_name="Ana")
-
-
-@pytest.fixture
-def ben():
-    return UserFactory(username="ben", display_name="Ben")
-
-
-@pytest.fixture
-def carla():
-    return UserFactory(username="carla", display_name="Carla")
-
-
-@pytest.fixture
 def dani():
     return UserFactory(username="dani", display_name="Dani")
 

@@ -9,11 +9,6 @@ from tests.factories import PASSWORD, UserFactory
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def ana():
-    return UserFactory(username="ana", display_name="Ana")
-
-
 def attempt(client, password, address="203.0.113.7", **headers):
     return client.post(
         reverse("login"),
