@@ -19,7 +19,7 @@ from django.template.backends.utils import csrf_input
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone, translation
-from django.utils.html import escape
+from django.utils.html import conditional_escape, escape
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language, ngettext
 from django.utils.translation import gettext as _
@@ -68,22 +68,27 @@ def render(scorecard, can_edit, *, error=None) -> tuple[str, bool]:
     """
     seats = scorecard.seat_list
     base = reverse("scorecard", args=[scorecard.pk])
-    changes, version = recent_changes(scorecard, seats)
+    changes, log_version = recent_changes(scorecard, seats)
+    words = _words(get_language())
+    version = scorecard.version
     context = {
         "scorecard": scorecard,
-        "base": base,
         "can_edit": can_edit,
         "error": error,
         "table": mark_safe(table(scorecard, seats, base, can_edit)),
-        # Only the organizer's sheet says what is missing.
-        "problems": [(s, problems) for s in seats if can_edit and (problems := s.problems)],
-        "changes": changes,
-        "can_undo": bool(changes),
+        "poll": mark_safe(poll_html(base, version)),
+        "changes": mark_safe("".join(change_html(change, words) for change in changes)),
+        "has_changes": bool(changes),
         "log_summary": log_summary(changes) if scorecard.is_finalized else None,
         "csrf_slot": mark_safe(CSRF_SLOT),
     }
+    if can_edit:  # only the organizer's sheet has the actions and says what is missing
+        problems = [(s.player.name, problems) for s in seats if (problems := s.problems)]
+        context["version"] = mark_safe(version_html(version))
+        context["undo"] = mark_safe(undo_html(bool(changes), words))
+        context["problems"] = mark_safe(problems_html(problems, words, is_open=bool(error)))
     html = render_to_string("scorecards/card.html#sheet", context)
-    return html, version == scorecard.version
+    return html, log_version == scorecard.version
 
 
 def written_html(scorecard, recorded) -> str:
@@ -93,32 +98,101 @@ def written_html(scorecard, recorded) -> str:
     missing, and the new log entry on top of «Últimos cambios»; the error of an earlier
     refused write goes away. Only correct when that page showed the version just before
     this write: the view checks it, and answers with the whole sheet otherwise.
+
+    Every write answers with this, so it is built without the template language, from
+    the same pieces as the sheet.
     """
     seats = scorecard.seat_list
     base = reverse("scorecard", args=[scorecard.pk])
-    oob = mark_safe(' hx-swap-oob="true"')
-    changed = {box for _seat, box, _old, _new in recorded.items}
-    rows = table_rows(scorecard, seats, base, True, boxes=changed, oob=oob)
     words = _words(get_language())
+    changed = {box for _seat, box, _old, _new in recorded.items}
+    rows = table_rows(scorecard, seats, base, True, boxes=changed, oob=OOB)
     players = {seat.pk: seat.player.name for seat in seats}
-    context = {
-        "scorecard": scorecard,
-        "base": base,
-        "oob": oob,
-        "rows": mark_safe("".join(rows)),
-        "problems": [(seat, problems) for seat in seats if (problems := seat.problems)],
-        "can_undo": True,
-        "change": _entry(
-            recorded.kind,
-            recorded.created_at,
-            recorded.author.name,
-            [
-                (players[seat.pk], words[box], _said(old, words), _said(new, words))
-                for seat, box, old, new in recorded.items
-            ],
-        ),
-    }
-    return render_to_string("scorecards/card.html#written", context)
+    change = _entry(
+        recorded.kind,
+        recorded.created_at,
+        recorded.author.name,
+        [
+            (players[seat.pk], words[box], _said(old, words), _said(new, words))
+            for seat, box, old, new in recorded.items
+        ],
+    )
+    problems = [(seat.player.name, problems) for seat in seats if (problems := seat.problems)]
+    version = scorecard.version
+    return "".join(
+        [
+            "<template>",
+            *rows,
+            "</template>\n",
+            poll_html(base, version, OOB),
+            f'\n<div id="sheet-alert"{OOB}></div>\n',
+            version_html(version, OOB),
+            undo_html(True, words, OOB),
+            "\n",
+            problems_html(problems, words, oob=OOB),
+            '\n<ol hx-swap-oob="afterbegin:#recent-changes">',
+            change_html(change, words),
+            "</ol>\n",
+        ]
+    )
+
+
+# The pieces of the sheet a write's answer swaps in out of band. Built in Python rather
+# than as template partials so that the sheet and the write's answer share them, and
+# the answer stays cheap; every text in them is escaped here.
+OOB = ' hx-swap-oob="true"'
+
+
+def poll_html(base, version, oob="") -> str:
+    return (
+        f'<div class="poll" id="sheet-poll" hx-get="{base}vivo/?v={version}" hx-trigger="every 3s"'
+        f' hx-target="#sheet" hx-swap="outerHTML"{oob}></div>'
+    )
+
+
+def version_html(version, oob="") -> str:
+    return f'<input type="hidden" id="sheet-version" name="version" value="{version}"{oob}>'
+
+
+def undo_html(can_undo, words, oob="") -> str:
+    disabled = "" if can_undo else " disabled"
+    return f'<button type="submit" id="undo-button"{disabled}{oob}>{words["undo"]}</button>'
+
+
+def problems_html(problems, words, *, is_open=False, oob="") -> str:
+    """«Para finalizar falta»: [(player name, [reason, ...]), ...], open after a refusal."""
+    if not problems:
+        return f'<div id="sheet-problems"{oob}></div>'
+    items = "".join(
+        f"<li><strong>{escape(name)}</strong>: {escape(' '.join(reasons))}</li>"
+        for name, reasons in problems
+    )
+    return (
+        f'<div id="sheet-problems"{oob}>\n'
+        f'  <details class="problems"{" open" if is_open else ""}>\n'
+        f"    <summary><strong>{words['to_finalize']}</strong></summary>\n"
+        f"    <ul>{items}</ul>\n  </details>\n  </div>"
+    )
+
+
+def change_html(change, words) -> str:
+    """One entry of the change log."""
+    kind = change["kind"]
+    if kind == Change.Kind.UNDO:
+        what = f" {words['undid']}"
+    elif kind == Change.Kind.JOKER:
+        what = f" · {words['joker_kind']}"
+    else:
+        what = ""
+    items = "; ".join(
+        f"{escape(player)}, {conditional_escape(box)}: {conditional_escape(old)}"
+        f" → {conditional_escape(new)}"
+        for player, box, old, new in change["items"]
+    )
+    return (
+        f'\n      <li><time datetime="{change["iso"]}">{change["time"]}</time>'
+        f" · {escape(change['author'])}{what}:\n        {items}\n      </li>\n"
+    )
 
 
 def places(scorecard, seats, totals=None) -> list[int]:
@@ -250,6 +324,10 @@ def _words(language) -> dict[str, str]:
             "bonus_aria": _("Bonus Yahtzee — %(name)s: %(count)s × 100"),  # noqa: RUF001
             "joker_aria": _("Yahtzee extra — %(name)s"),
             "joker": _("+ Yahtzee extra"),
+            "undo": _("↶ Deshacer"),
+            "undid": _("deshizo un cambio"),
+            "joker_kind": _("Yahtzee extra"),
+            "to_finalize": _("Para finalizar falta"),
         }
     return {key: escape(text) for key, text in words.items()}
 
