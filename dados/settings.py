@@ -81,7 +81,7 @@ def database_from_url(url: str, base_dir: Path) -> dict:
 
 def sqlite_database(path: Path) -> dict:
     return {
-        "ENGINE": "django.db.backends.sqlite3",
+        "ENGINE": "dados.sqlite",
         "NAME": path,
         # A file, not memory: tests then run with WAL, locking and triggers as served.
         "TEST": {"NAME": path.with_name(f"test_{path.name}")},

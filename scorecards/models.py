@@ -6,7 +6,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connections, models
 from django.db.models import Q
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from scorecards import rules
@@ -258,22 +259,42 @@ class Seat(models.Model):
     def scores(self) -> dict[Category, int | None]:
         return {c: getattr(self, c) for c in Category}
 
+    def _values(self) -> tuple:
+        return tuple(getattr(self, c) for c in _BOXES)
+
     @property
     def totals(self) -> rules.Totals:
-        return rules.totals(self.scores, self.yahtzee_bonuses)
+        return _totals(self._values(), self.yahtzee_bonuses)
 
     @property
     def problems(self) -> list[str]:
         """What stops this column from being finalized: blank boxes and inconsistencies."""
-        blank = [box_name(c) for c in Category if getattr(self, c) is None]
-        problems = []
-        if blank:
-            problems.append(_("Sin anotar: %(boxes)s.") % {"boxes": ", ".join(blank)})
-        inconsistent = rules.inconsistencies(self.scores, self.yahtzee_bonuses)
-        return problems + [problem_text(problem) for problem in inconsistent]
+        return list(_problems(self._values(), self.yahtzee_bonuses, get_language()))
 
     def value(self, box: str) -> int | None:
         return getattr(self, box)
+
+
+# Every page and write of a card works out each column's sums and what it lacks, and
+# most columns are the same as on the last request: computed once per distinct column.
+_BOXES = tuple(Category)
+
+
+@functools.lru_cache(maxsize=8192)
+def _totals(values, yahtzee_bonuses) -> rules.Totals:
+    return rules.totals(dict(zip(_BOXES, values, strict=True)), yahtzee_bonuses)
+
+
+@functools.lru_cache(maxsize=8192)
+def _problems(values, yahtzee_bonuses, language) -> tuple[str, ...]:
+    with translation.override(language):
+        blank = [box_name(c) for c, value in zip(_BOXES, values, strict=True) if value is None]
+        problems = []
+        if blank:
+            problems.append(str(_("Sin anotar: %(boxes)s.") % {"boxes": ", ".join(blank)}))
+        scores = dict(zip(_BOXES, values, strict=True))
+        inconsistent = rules.inconsistencies(scores, yahtzee_bonuses)
+        return tuple(problems + [str(problem_text(problem)) for problem in inconsistent])
 
 
 class Change(models.Model):

@@ -46,7 +46,7 @@ def test_envlist_splits_on_commas(monkeypatch):
 
 def test_sqlite_url_is_relative_to_the_project():
     db = database_from_url("sqlite:///db.sqlite3", BASE)
-    assert db["ENGINE"] == "django.db.backends.sqlite3"
+    assert db["ENGINE"] == "dados.sqlite"
     assert db["NAME"] == BASE / "db.sqlite3"
     assert db["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
     assert "journal_mode=WAL" in db["OPTIONS"]["init_command"]
@@ -84,7 +84,7 @@ def test_bad_database_urls_fail_loudly(url):
 def test_a_sqlite_connection_runs_in_wal_mode_with_immediate_transactions(
     tmp_path, django_db_blocker
 ):
-    from django.db.backends.sqlite3.base import DatabaseWrapper
+    from dados.sqlite.base import DatabaseWrapper
 
     config = database_from_url(f"sqlite:///{tmp_path}/x.sqlite3", BASE)
     config.update(
