@@ -343,6 +343,23 @@ def test_recent_changes_are_listed_on_the_card(org_client, card, ana):
 # Finalizing
 
 
+def test_what_a_column_lacks_is_said_in_the_language_asked_each_time(card, ana):
+    from django.utils import translation
+
+    seat = seat_of(card, ana)
+    seat.yahtzee_bonuses = 1  # with no 50 in Yahtzee: an inconsistency too
+    said = {}
+    for language in ("es", "en", "es"):
+        with translation.override(language):
+            said.setdefault(language, []).append(seat.problems)
+    assert said["es"][0] == said["es"][1]
+    assert said["es"][0][0].startswith("Sin anotar: Unos, Doses")
+    assert said["en"][0][0].startswith("Not scored yet: Ones, Twos")
+    assert len(said["en"][0]) == len(said["es"][0]) == 3
+    assert "the Yahtzee box does not hold 50" in said["en"][0][1]
+    assert "la casilla Yahtzee no tiene 50" in said["es"][0][1]
+
+
 def test_finalize_lists_what_is_missing_per_player(org_client, card, ana):
     response = org_client.post(reverse("finalize", args=[card.pk]), headers={"HX-Request": "true"})
     assert response.status_code == 409
