@@ -59,12 +59,16 @@ def parse_value(raw) -> int | None:
 
 
 def _locked(scorecard_id, editor=None) -> Scorecard:
-    """Lock the card and its seats for this transaction, loaded with seat_list.
+    """Lock the card and its seats for this transaction, loaded with seat_list."""
+    return _checked(Scorecard.objects.with_seats(scorecard_id, lock=True), editor)
 
-    Refuse if it is finalized or, with an editor, if it is not theirs: a card they may
-    not see does not exist (404), one they may only see is not theirs to change (403).
+
+def _checked(scorecard, editor=None) -> Scorecard:
+    """Refuse a card that is missing or finalized or, with an editor, not theirs.
+
+    A card they may not see does not exist (404), one they may only see is not theirs
+    to change (403).
     """
-    scorecard = Scorecard.objects.with_seats(scorecard_id, lock=True)
     if scorecard is None or (
         editor is not None and not scorecard.is_seen_by(editor, scorecard.seat_list)
     ):
@@ -74,6 +78,28 @@ def _locked(scorecard_id, editor=None) -> Scorecard:
     if editor is not None and not scorecard.can_edit(editor):
         raise Refused(_("Solo quien organiza puede cambiar esta tarjeta."), status=403, access=True)
     return scorecard
+
+
+def _written(scorecard_id, author, kind, items_of) -> Scorecard:
+    """Check and write one change: the path of a box write and of an extra Yahtzee.
+
+    items_of(scorecard) checks the write against a card loaded for this author and
+    returns its [(seat, box, old, new), ...] (empty when there is nothing to write), or
+    raises Refused. The card is read without a lock and written on the condition that
+    it is still at the version read: every change bumps the version, so then what was
+    checked still holds. Only if another write came in between is it read again,
+    locked, and checked again. This keeps the write lock short: on PostgreSQL the
+    conditional write is a single statement, its own transaction.
+    """
+    scorecard = _checked(Scorecard.objects.with_seats(scorecard_id), author)
+    items = items_of(scorecard)
+    if not items or _record_unless_changed(scorecard, author, kind, items):
+        return scorecard
+    with transaction.atomic():
+        scorecard = _locked(scorecard_id, author)
+        if items := items_of(scorecard):
+            _record(scorecard, author, kind, items)
+        return scorecard
 
 
 def _seat(scorecard, seat_id) -> Seat:
@@ -95,54 +121,117 @@ class Recorded:
 
 
 def _record(scorecard, author, kind, items, undoes=None) -> None:
-    """Write the changed boxes, their change log entry and the card's new version.
+    """Write a change to a card locked by _locked, in the caller's transaction."""
+    if not _record_unless_changed(scorecard, author, kind, items, undoes):
+        raise RuntimeError(f"card {scorecard.pk} changed while locked")
 
-    Runs inside the caller's transaction, with the card locked by _locked. Plain SQL:
-    this is every write's path, and the same five statements through the ORM cost
-    four times as long (bench/RESULTS.md). Leaves the change in scorecard.recorded.
+
+def _record_unless_changed(scorecard, author, kind, items, undoes=None) -> bool:
+    """Write the changed boxes, their change log entry and the card's new version, unless
+    the card is no longer at scorecard.version (or finalized): then write nothing.
+
+    Plain SQL: this is every write's path, and the same statements through the ORM cost
+    four times as long (bench/RESULTS.md). One transaction (the caller's, if any); on
+    PostgreSQL one statement. Leaves the change in scorecard.recorded.
     """
     connection = connections[Scorecard.objects.db]
-    quote = connection.ops.quote_name
-    changed = {}
+    seats = {}
     for seat, box, _old, new in items:
         if box not in BOXES:  # column names go into the SQL: only the card's own
             raise ValueError(box)
-        changed.setdefault(seat.pk, {})[box] = new
+        seats.setdefault(seat.pk, {})[box] = new
+    now = timezone.now()
+    change = {
+        "card": scorecard.pk,
+        "version": scorecard.version,
+        "author": author.pk,
+        "created_at": connection.ops.adapt_datetimefield_value(now),
+        "kind": Change.Kind(kind).value,  # a plain str: psycopg writes an Enum by its name
+        "undoes": undoes.pk if undoes else None,
+        "items": [(seat.pk, box, old, new) for seat, box, old, new in items],
+    }
+    if connection.vendor == "postgresql":
+        change_id = _write_in_one_statement(connection, seats, change)
+    else:
+        with transaction.atomic(using=connection.alias):
+            change_id = _write_in_statements(connection, seats, change)
+    if change_id is None:
+        return False
+    scorecard.version += 1
+    scorecard.recorded = Recorded(change_id, change["kind"], now, author, list(items))
+    return True
+
+
+def _seat_updates(connection, seats) -> list[tuple[str, list]]:
+    quote = connection.ops.quote_name
+    return [
+        (", ".join(f"{quote(box)} = %s" for box in boxes), [*boxes.values(), seat_pk])
+        for seat_pk, boxes in seats.items()
+    ]
+
+
+def _write_in_statements(connection, seats, change) -> int | None:
+    cards, changes, items = (m._meta.db_table for m in (Scorecard, Change, ChangeItem))
     with connection.cursor() as cursor:
-        for seat_pk, boxes in changed.items():
-            assignments = ", ".join(f"{quote(box)} = %s" for box in boxes)
-            cursor.execute(
-                f"UPDATE {Seat._meta.db_table} SET {assignments} WHERE id = %s",
-                [*boxes.values(), seat_pk],
-            )
-        now = timezone.now()
-        kind = Change.Kind(kind).value  # a plain str: psycopg writes an Enum by its name
         cursor.execute(
-            f"INSERT INTO {Change._meta.db_table}"
-            " (scorecard_id, author_id, created_at, kind, undoes_id)"
+            f"UPDATE {cards} SET version = %s"
+            " WHERE id = %s AND version = %s AND finalized_at IS NULL",
+            [change["version"] + 1, change["card"], change["version"]],
+        )
+        if cursor.rowcount != 1:
+            return None
+        for assignments, params in _seat_updates(connection, seats):
+            cursor.execute(f"UPDATE {Seat._meta.db_table} SET {assignments} WHERE id = %s", params)
+        cursor.execute(
+            f"INSERT INTO {changes} (scorecard_id, author_id, created_at, kind, undoes_id)"
             " VALUES (%s, %s, %s, %s, %s) RETURNING id",
-            [
-                scorecard.pk,
-                author.pk,
-                connection.ops.adapt_datetimefield_value(now),
-                kind,
-                undoes.pk if undoes else None,
-            ],
+            [change[key] for key in ("card", "author", "created_at", "kind", "undoes")],
         )
         change_id = cursor.fetchone()[0]
-        values = ", ".join(["(%s, %s, %s, %s, %s)"] * len(items))
+        values = ", ".join(["(%s, %s, %s, %s, %s)"] * len(change["items"]))
         cursor.execute(
-            f"INSERT INTO {ChangeItem._meta.db_table} (change_id, seat_id, box, old, new)"
-            f" VALUES {values}",
-            [v for seat, box, old, new in items for v in (change_id, seat.pk, box, old, new)],
+            f"INSERT INTO {items} (change_id, seat_id, box, old, new) VALUES {values}",
+            [v for item in change["items"] for v in (change_id, *item)],
         )
-        # The card is locked for this transaction, so the in-memory version is current.
-        scorecard.version += 1
-        cursor.execute(
-            f"UPDATE {Scorecard._meta.db_table} SET version = %s WHERE id = %s",
-            [scorecard.version, scorecard.pk],
+    return change_id
+
+
+def _write_in_one_statement(connection, seats, change) -> int | None:
+    """The same writes as _write_in_statements, as one data-modifying WITH: one round trip.
+
+    The card's UPDATE is the condition: when another transaction changed the card first,
+    PostgreSQL waits for it, finds the version changed, and every other part of the
+    statement writes nothing, because each one needs a row from the card's part.
+    """
+    cards, changes, items = (m._meta.db_table for m in (Scorecard, Change, ChangeItem))
+    parts = [
+        f"card AS (UPDATE {cards} SET version = %s"
+        " WHERE id = %s AND version = %s AND finalized_at IS NULL RETURNING id)"
+    ]
+    params = [change["version"] + 1, change["card"], change["version"]]
+    for n, (assignments, seat_params) in enumerate(_seat_updates(connection, seats)):
+        parts.append(
+            f"seat{n} AS (UPDATE {Seat._meta.db_table} SET {assignments}"
+            " WHERE id = %s AND EXISTS (SELECT 1 FROM card) RETURNING id)"
         )
-    scorecard.recorded = Recorded(change_id, kind, now, author, list(items))
+        params += seat_params
+    parts.append(
+        f"change AS (INSERT INTO {changes} (scorecard_id, author_id, created_at, kind, undoes_id)"
+        " SELECT id, %s, %s, %s, %s FROM card RETURNING id)"
+    )
+    params += [change[key] for key in ("author", "created_at", "kind", "undoes")]
+    rows = " UNION ALL ".join(
+        ["SELECT %s::bigint, %s::varchar, %s::integer, %s::integer"] * len(change["items"])
+    )
+    parts.append(
+        f"items AS (INSERT INTO {items} (change_id, seat_id, box, old, new)"
+        f" SELECT change.id, i.* FROM change, ({rows}) AS i)"
+    )
+    params += [v for item in change["items"] for v in item]
+    with connection.cursor() as cursor:
+        cursor.execute(f"WITH {', '.join(parts)} SELECT id FROM change", params)
+        row = cursor.fetchone()
+    return row[0] if row else None
 
 
 def _set(seat, box, new):
@@ -170,9 +259,10 @@ def scorecard_create(*, organizer, players) -> Scorecard:
 
 def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
     """Write one box (or the bonus count) if it still holds what the writer saw."""
-    with transaction.atomic():
-        # Who may write comes first: a stranger learns nothing from how the data is wrong.
-        scorecard = _locked(scorecard_id, author)
+
+    def items_of(scorecard):
+        # Who may write comes first (_written): a stranger learns nothing from how the
+        # data is wrong.
         if box not in BOXES:
             raise Refused(_("Esa casilla no existe."), status=404)
         new = (parse_value(value) or 0) if box == BONUS else parse_value(value)
@@ -186,7 +276,7 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
         current = getattr(seat, box)
         if current == new:
             # Already there (a retried request whose answer was lost): nothing to do.
-            return scorecard
+            return []
         if current != seen:
             raise Refused(
                 _(
@@ -200,8 +290,9 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
                 },
                 status=409,
             )
-        _record(scorecard, author, Change.Kind.BOX, [_set(seat, box, new)])
-        return scorecard
+        return [_set(seat, box, new)]
+
+    return _written(scorecard_id, author, Change.Kind.BOX, items_of)
 
 
 def joker_write(*, scorecard_id, seat_id, face, box, author) -> Scorecard:
@@ -215,8 +306,8 @@ def joker_write(*, scorecard_id, seat_id, face, box, author) -> Scorecard:
     if not (len(text) == 1 and text in "123456"):
         raise Refused(_("Elige la cara de los dados y una casilla."))
     face = int(text)
-    with transaction.atomic():
-        scorecard = _locked(scorecard_id, author)
+
+    def items_of(scorecard):
         seat = _seat(scorecard, seat_id)
         if seat.yahtzee is None:
             raise Refused(
@@ -234,8 +325,9 @@ def joker_write(*, scorecard_id, seat_id, face, box, author) -> Scorecard:
         items = [_set(seat, category.value, rules.joker_score(face, category))]
         if seat.yahtzee == 50:
             items.append(_set(seat, BONUS, seat.yahtzee_bonuses + 1))
-        _record(scorecard, author, Change.Kind.JOKER, items)
-        return scorecard
+        return items
+
+    return _written(scorecard_id, author, Change.Kind.JOKER, items_of)
 
 
 def change_undo(*, scorecard_id, author, version=None) -> Scorecard:
