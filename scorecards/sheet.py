@@ -391,7 +391,7 @@ def _entry(kind, created_at, author, items) -> dict:
     return {
         "kind": kind,
         "iso": when.isoformat(),
-        "time": when.strftime("%H:%M:%S"),
+        "time": f"{when.hour:02}:{when.minute:02}:{when.second:02}",
         "author": author,
         "items": items,
         "correction": False,

@@ -230,6 +230,28 @@ def test_a_stale_write_is_refused_rather_than_overwriting(org_client, card, ana)
     assert seat_of(card, ana).sixes == 18
 
 
+def test_a_card_read_with_its_seats_behaves_like_one_the_orm_loaded(
+    django_assert_num_queries, organizer, card, ana
+):
+    seat_id = seat_of(card, ana).pk
+    with django_assert_num_queries(1):
+        loaded = Scorecard.objects.with_seats(card.pk)
+        seat = loaded.loaded_seat(seat_id)
+        assert (seat.scorecard, seat.player, loaded.organizer) == (loaded, ana, organizer)
+        assert seat.scorecard is loaded
+        assert loaded.created_at == card.created_at
+        assert loaded.created_at.tzinfo is not None
+    assert not loaded._state.adding
+    assert seat._state.db == "default"
+    # A field the query left out is read when asked for, as with QuerySet.only().
+    with django_assert_num_queries(1):
+        assert seat.player.email == ana.email
+    seat.ones = 3
+    seat.save(update_fields=["ones"])  # an UPDATE of the row it was read from
+    assert Seat.objects.get(pk=seat.pk).ones == 3
+    assert Seat.objects.count() == 2
+
+
 def _another_device_writes_first(monkeypatch, organizer, seat, box, value):
     """Between a write's read of the card and its write, another device writes."""
     record = services._record_unless_changed
