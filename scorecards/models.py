@@ -12,7 +12,7 @@ from django.utils import timezone, translation
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
-from scorecards import rules
+from scorecards import prepared, rules
 from scorecards.labels import BOX_LABELS, box_name, problem_text
 from scorecards.rules import Category
 
@@ -51,8 +51,9 @@ class ScorecardQuerySet(models.QuerySet):
             " OR s.organizer_id = %s OR EXISTS (SELECT 1 FROM scorecards_seat t"
             " WHERE t.scorecard_id = s.id AND t.player_id = %s))"
         )
-        with connections[self.db].cursor() as cursor:
-            cursor.execute(sql, [pk, user.is_staff, user.pk, user.pk])
+        connection = connections[self.db]
+        with connection.cursor() as cursor:
+            prepared.execute(connection, cursor, sql, [pk, user.is_staff, user.pk, user.pk])
             row = cursor.fetchone()
         return row[0] if row else None
 
@@ -71,7 +72,7 @@ class ScorecardQuerySet(models.QuerySet):
         if lock and connection.features.has_select_for_update_of:
             sql += " FOR UPDATE OF c, s"
         with connection.cursor() as cursor:
-            cursor.execute(sql, [pk])
+            prepared.execute(connection, cursor, sql, [pk])
             rows = cursor.fetchall()
         if not rows:
             return None
@@ -111,7 +112,7 @@ class ScorecardQuerySet(models.QuerySet):
             " ORDER BY c.created_at DESC LIMIT %s"
         )
         with connection.cursor() as cursor:
-            cursor.execute(sql, [user.pk, user.pk, limit])
+            prepared.execute(connection, cursor, sql, [user.pk, user.pk, limit])
             return [(pk, as_aware(connection, created)) for pk, created in cursor.fetchall()]
 
     def finalized(self):
@@ -363,8 +364,10 @@ class StatsVersion(models.Model):
     @classmethod
     def current(cls) -> int:
         # Every cached page asks for it: plain SQL, a fifth of the ORM's cost.
-        with connections[cls.objects.db].cursor() as cursor:
-            cursor.execute(f"SELECT value FROM {cls._meta.db_table} WHERE id = 1")
+        connection = connections[cls.objects.db]
+        with connection.cursor() as cursor:
+            sql = f"SELECT value FROM {cls._meta.db_table} WHERE id = 1"
+            prepared.execute(connection, cursor, sql, [])
             row = cursor.fetchone()
         return row[0] if row else 0
 

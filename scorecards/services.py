@@ -7,7 +7,7 @@ from django.db import IntegrityError, connections, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from scorecards import rules
+from scorecards import prepared, rules
 from scorecards.labels import BOX_LABELS, box_name
 from scorecards.models import (
     BONUS,
@@ -217,7 +217,7 @@ def _write_in_one_statement(connection, seats, change) -> int | None:
         params += seat_params
     parts.append(
         f"change AS (INSERT INTO {changes} (scorecard_id, author_id, created_at, kind, undoes_id)"
-        " SELECT id, %s, %s, %s, %s FROM card RETURNING id)"
+        " SELECT id, %s::bigint, %s::timestamptz, %s::varchar, %s::bigint FROM card RETURNING id)"
     )
     params += [change[key] for key in ("author", "created_at", "kind", "undoes")]
     rows = " UNION ALL ".join(
@@ -229,7 +229,8 @@ def _write_in_one_statement(connection, seats, change) -> int | None:
     )
     params += [v for item in change["items"] for v in item]
     with connection.cursor() as cursor:
-        cursor.execute(f"WITH {', '.join(parts)} SELECT id FROM change", params)
+        sql = f"WITH {', '.join(parts)} SELECT id FROM change"
+        prepared.execute(connection, cursor, sql, params)
         row = cursor.fetchone()
     return row[0] if row else None
 

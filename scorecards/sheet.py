@@ -24,7 +24,7 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import get_language, ngettext
 from django.utils.translation import gettext as _
 
-from scorecards import rules
+from scorecards import prepared, rules
 from scorecards.labels import box_name
 from scorecards.models import BONUS, Change, ChangeItem, Scorecard, as_aware
 from scorecards.rules import Category
@@ -356,7 +356,7 @@ def recent_changes(scorecard, seats) -> tuple[list[dict], int | None]:
         " WHERE s.id = %s ORDER BY c.id DESC, i.id"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, scorecard.pk])
+        prepared.execute(connection, cursor, sql, [*params, scorecard.pk])
         rows = cursor.fetchall()
     words = _words(get_language())
     players = {seat.pk: seat.player.name for seat in seats}

@@ -1,0 +1,82 @@
+"""The hot hand-written queries run as prepared statements on PostgreSQL (scorecards.prepared)."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from scorecards import prepared
+from scorecards.models import Scorecard, Seat
+from tests.factories import make_scorecard
+
+on_postgres = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's"
+)
+
+
+def test_placeholders_are_numbered_for_postgresql():
+    assert prepared._numbered("SELECT %s, %s FROM t WHERE id = %s") == (
+        "SELECT $1, $2 FROM t WHERE id = $3"
+    )
+    assert prepared._numbered("SELECT 1") == "SELECT 1"
+
+
+def _server_statements() -> set[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM pg_prepared_statements WHERE name LIKE 'dados%%'")
+        return {name for (name,) in cursor.fetchall()}
+
+
+def _write_and_look(client, card, box, value, version):
+    seat = card.seats.first()
+    response = client.post(
+        reverse("box", args=[card.pk, seat.pk, box]),
+        {"value": value, "was": "", "version": version},
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 200
+    assert response["HX-Reswap"] == "none"
+    assert client.get(reverse("scorecard", args=[card.pk])).status_code == 200
+    return getattr(Seat.objects.get(pk=seat.pk), box)
+
+
+@on_postgres
+def test_outside_a_transaction_the_card_and_its_writes_are_prepared_once(
+    transactional_db, client, django_user_model
+):
+    organizer = django_user_model.objects.create_user("olga", password="x")
+    card = make_scorecard(organizer, n=2)
+    client.force_login(organizer)
+    assert _write_and_look(client, card, "ones", "2", card.version) == 2
+    statements = _server_statements()
+    # the card with its seats, the write, its change log
+    assert len(statements) >= 3
+    with CaptureQueriesContext(connection) as queries:
+        assert _write_and_look(client, card, "twos", "4", card.version + 1) == 4
+    sql = [query["sql"] for query in queries.captured_queries]
+    assert not [s for s in sql if s.startswith("PREPARE") and "scorecards_seat s" in s]
+    assert any(s.startswith("EXECUTE dados_") for s in sql)
+    assert Scorecard.objects.get(pk=card.pk).version == card.version + 2
+
+
+@on_postgres
+def test_statements_the_server_forgot_are_prepared_again(
+    transactional_db, client, django_user_model
+):
+    organizer = django_user_model.objects.create_user("olga", password="x")
+    card = make_scorecard(organizer, n=2)
+    client.force_login(organizer)
+    assert _write_and_look(client, card, "ones", "2", card.version) == 2
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")  # what a connection pooler's reset does
+    assert _server_statements() == set()
+    assert _write_and_look(client, card, "twos", "4", card.version + 1) == 4
+    assert _server_statements()
+
+
+def test_inside_a_transaction_and_on_sqlite_queries_run_as_written(db, django_user_model):
+    organizer = django_user_model.objects.create_user("olga", password="x")
+    card = make_scorecard(organizer, n=2)
+    with CaptureQueriesContext(connection) as queries:
+        assert Scorecard.objects.with_seats(card.pk).pk == card.pk
+    assert not any("PREPARE" in q["sql"] or "EXECUTE" in q["sql"] for q in queries.captured_queries)
