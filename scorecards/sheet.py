@@ -291,18 +291,28 @@ def table_rows(scorecard, seats, base, can_edit, *, boxes=None, oob="") -> list[
         box_row(c.value, words[c.value]) if boxes is None or c.value in boxes else None
         for c in Category
     ]
+    # With boxes, a sum row only if one of them counts in it: the upper sum and its bonus
+    # for the upper boxes, the lower sum for the lower ones, the Yahtzee bonus row for
+    # the bonus count and the Yahtzee box (which brings the «Yahtzee extra» link).
+    upper = boxes is None or not boxes.isdisjoint(_UPPER)
+    lower = boxes is None or not boxes.isdisjoint(_LOWER)
+    bonus = boxes is None or not boxes.isdisjoint((BONUS, Category.YAHTZEE.value))
     places_row = (f"<td>{words['nth'] % {'place': p}}</td>" for p in positions)
     rows = [
         *rows[:6],
-        sum_row("upper", (f"<td>{t.upper}</td>" for t in totals)),
-        sum_row("upper_bonus", map(upper_bonus, totals)),
+        sum_row("upper", (f"<td>{t.upper}</td>" for t in totals)) if upper else None,
+        sum_row("upper_bonus", map(upper_bonus, totals)) if upper else None,
         *rows[6:],
-        sum_row("lower", (f"<td>{t.lower}</td>" for t in totals)),
-        sum_row(BONUS, map(yahtzee_bonus, seats, names, totals)),
+        sum_row("lower", (f"<td>{t.lower}</td>" for t in totals)) if lower else None,
+        sum_row(BONUS, map(yahtzee_bonus, seats, names, totals)) if bonus else None,
         sum_row("total", (f"<td>{t.total}</td>" for t in totals), "total"),
         sum_row("place", places_row, "place"),
     ]
     return [row for row in rows if row is not None]
+
+
+_UPPER = frozenset(c.value for c in rules.UPPER)
+_LOWER = frozenset(c.value for c in rules.LOWER)
 
 
 @functools.cache

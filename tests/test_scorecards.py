@@ -738,12 +738,15 @@ def test_a_write_from_the_current_page_answers_with_what_changed(org_client, car
     html = response.text
     assert 'id="sheet"' not in html
     assert "<html" not in html
-    # the written box's row (in a template, so table rows parse) and every sum row
+    # the written box's row (in a template, so table rows parse) and the sum rows it
+    # counts in: an upper box changes the upper sum and its bonus, the total, positions
     assert html.index("<template>") < html.index('<tr id="row-fives" hx-swap-oob="true">')
     assert 'aria-label="Cincos — Ana: 15"' in html
     assert 'id="row-ones"' not in html
-    for row in ("upper", "upper_bonus", "lower", "yahtzee_bonuses", "total", "place"):
+    for row in ("upper", "upper_bonus", "total", "place"):
         assert f'<tr id="row-{row}" class=' in html
+    for row in ("lower", "yahtzee_bonuses"):
+        assert f'id="row-{row}"' not in html
     card.refresh_from_db()
     # the new version for the poll and the next write, undo enabled, the error cleared
     assert f'vivo/?v={card.version}" hx-trigger' in html
@@ -757,6 +760,29 @@ def test_a_write_from_the_current_page_answers_with_what_changed(org_client, car
     # the players' poll gets the whole new sheet
     sheet = org_client.get(reverse("scorecard_live", args=[card.pk]), {"v": card.version - 1})
     assert 'aria-label="Cincos — Ana: 15"' in sheet.text
+
+
+@pytest.mark.parametrize(
+    ("box", "value", "sums"),
+    [
+        ("chance", "20", {"lower"}),
+        ("yahtzee", "50", {"lower", "yahtzee_bonuses"}),  # it brings «Yahtzee extra»
+        (BONUS, "1", {"yahtzee_bonuses"}),
+    ],
+)
+def test_a_write_answers_with_the_sum_rows_its_box_counts_in(
+    org_client, card, ana, box, value, sums
+):
+    was = "0" if box == BONUS else ""
+    html = oob_write(org_client, card, seat_of(card, ana), box, value, was=was).text
+    shown = {
+        row
+        for row in ("upper", "upper_bonus", "lower", "yahtzee_bonuses")
+        if f'id="row-{row}"' in html
+    }
+    assert shown == sums
+    assert '<tr id="row-total" class=' in html
+    assert '<tr id="row-place" class=' in html
 
 
 def test_a_write_from_a_page_that_missed_a_change_gets_the_whole_sheet(org_client, card, ana):
