@@ -6,10 +6,13 @@ query anew. The card query plans in 0.14 ms and runs in 0.05 ms; prepared once p
 connection it takes 0.13 ms instead of 0.30 in all, and a box write's one statement
 0.21 ms instead of 0.36 (bench/RESULTS.md).
 
-Only outside transactions: a statement the server no longer knows (a pooler handed
-over another server connection, someone ran DEALLOCATE) then fails on its own, and is
-prepared again or, failing that, run as plain SQL. Inside a transaction, and on
-SQLite (whose driver keeps its own statement cache), queries run as they are.
+Only outside transactions, where a statement that fails fails on its own: one the
+server no longer knows (someone ran DEALLOCATE, a pooler reset the connection) is
+prepared again, and one whose plan a migration made stale is prepared anew. If the
+server forgets them again at once (a pooler in transaction mode hands over another
+server connection every time), that connection stops preparing and runs plain SQL.
+Inside a transaction, and on SQLite (whose driver keeps its own statement cache),
+queries run as they are.
 """
 
 import hashlib
@@ -18,17 +21,20 @@ from django.db import DatabaseError
 
 UNKNOWN_STATEMENT = "26000"  # invalid_sql_statement_name
 DUPLICATE_STATEMENT = "42P05"  # duplicate_prepared_statement
+STALE_PLAN = "0A000"  # a migration changed a column: "cached plan must not change result type"
 
 
 def execute(connection, cursor, sql, params) -> None:
     """cursor.execute(sql, params) with %s placeholders, prepared where it pays."""
-    if connection.vendor != "postgresql" or connection.in_atomic_block:
+    names = None
+    if connection.vendor == "postgresql" and not connection.in_atomic_block:
+        names = _prepared(connection)
+    if names is None:
         cursor.execute(sql, params)
         return
     name = "dados_" + hashlib.blake2b(sql.encode(), digest_size=8).hexdigest()
     call = f"EXECUTE {name}({', '.join(['%s'] * len(params))})" if params else f"EXECUTE {name}"
     for _attempt in range(2):
-        names = _prepared(connection)
         if name not in names:
             try:
                 cursor.execute(f"PREPARE {name} AS {_numbered(sql)}")
@@ -40,19 +46,31 @@ def execute(connection, cursor, sql, params) -> None:
             cursor.execute(call, params)
             return
         except DatabaseError as error:
-            if _state(error) != UNKNOWN_STATEMENT:
+            if _state(error) == STALE_PLAN:
+                cursor.execute(f"DEALLOCATE {name}")
+                names.discard(name)
+            elif _state(error) == UNKNOWN_STATEMENT:
+                names.clear()  # the server forgot them: prepare again
+            else:
                 raise
-            names.clear()  # the server forgot them: prepare again
+    # Forgotten again at once: a pooler hands this connection another server connection
+    # each time. Plain SQL on this connection from now on.
+    _stop_preparing(connection)
     cursor.execute(sql, params)
 
 
-def _prepared(connection) -> set[str]:
-    """The statements prepared on this database connection (not on an earlier one)."""
+def _prepared(connection) -> set[str] | None:
+    """The statements prepared on this database connection (not on an earlier one), or
+    None if preparing does not work on it."""
     raw = connection.connection
     known = getattr(connection, "_dados_prepared", None)
     if known is None or known[0] is not raw:
         known = connection._dados_prepared = (raw, set())
     return known[1]
+
+
+def _stop_preparing(connection) -> None:
+    connection._dados_prepared = (connection.connection, None)
 
 
 def _numbered(sql: str) -> str:

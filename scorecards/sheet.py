@@ -145,7 +145,8 @@ OOB = ' hx-swap-oob="true"'
 
 def poll_html(base, version, oob="") -> str:
     return (
-        f'<div class="poll" id="sheet-poll" hx-get="{base}vivo/?v={version}" hx-trigger="every 3s"'
+        f'<div class="poll" id="sheet-poll" hx-get="{escape(base)}vivo/?v={version}"'
+        ' hx-trigger="every 3s"'
         f' hx-target="#sheet" hx-swap="outerHTML"{oob}></div>'
     )
 

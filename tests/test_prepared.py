@@ -80,3 +80,46 @@ def test_inside_a_transaction_and_on_sqlite_queries_run_as_written(db, django_us
     with CaptureQueriesContext(connection) as queries:
         assert Scorecard.objects.with_seats(card.pk).pk == card.pk
     assert not any("PREPARE" in q["sql"] or "EXECUTE" in q["sql"] for q in queries.captured_queries)
+
+
+class _ForgetfulCursor:
+    """A cursor on a server that has forgotten every prepared statement by the time it is
+    used, as behind a connection pooler in transaction mode."""
+
+    def __init__(self, cursor):
+        self.cursor = cursor
+
+    def execute(self, sql, params=None):
+        if sql.startswith("EXECUTE"):
+            self.cursor.execute("DEALLOCATE ALL")
+        return self.cursor.execute(sql, params)
+
+    def fetchall(self):
+        return self.cursor.fetchall()
+
+
+@on_postgres
+def test_a_connection_whose_statements_keep_vanishing_stops_preparing(transactional_db):
+    sql = "SELECT %s + 1"
+    with connection.cursor() as cursor:
+        forgetful = _ForgetfulCursor(cursor)
+        prepared.execute(connection, forgetful, sql, [41])
+        assert forgetful.fetchall() == [(42,)]
+        assert prepared._prepared(connection) is None
+    with CaptureQueriesContext(connection) as queries, connection.cursor() as cursor:
+        prepared.execute(connection, cursor, sql, [1])
+        assert cursor.fetchall() == [(2,)]
+    assert [q["sql"] for q in queries.captured_queries] == ["SELECT 1 + 1"]
+
+
+@on_postgres
+def test_a_statement_a_migration_made_stale_is_prepared_anew(transactional_db):
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TEMPORARY TABLE dados_t (id integer)")
+        cursor.execute("INSERT INTO dados_t VALUES (1)")
+        prepared.execute(connection, cursor, "SELECT * FROM dados_t WHERE id = %s", [1])
+        assert cursor.fetchall() == [(1,)]
+        cursor.execute("ALTER TABLE dados_t ADD COLUMN x integer DEFAULT 7")
+        prepared.execute(connection, cursor, "SELECT * FROM dados_t WHERE id = %s", [1])
+        assert cursor.fetchall() == [(1, 7)]
+    assert prepared._prepared(connection)  # still preparing

@@ -2,6 +2,7 @@
 
 import fcntl
 import os
+import sqlite3
 import threading
 
 import pytest
@@ -81,8 +82,8 @@ def test_a_writer_waits_for_the_one_before_it_and_then_writes(transactional_db):
     assert get_user_model().objects.filter(username="ben").exists()
 
 
-def test_a_second_thread_of_the_same_process_leaves_the_queue_to_sqlite(transactional_db):
-    """The test suite's live server writes from a thread while a test may hold a write."""
+def test_a_second_thread_of_the_same_process_waits_its_turn(transactional_db):
+    """gthread workers, and the test suite's live server, write from several threads."""
     finished = threading.Event()
 
     def write():
@@ -97,7 +98,60 @@ def test_a_second_thread_of_the_same_process_leaves_the_queue_to_sqlite(transact
         UserFactory(username="ana")
         thread = threading.Thread(target=write)
         thread.start()
-        # Waiting in SQLite's busy handler (timeout 20 s), not on the file lock.
         assert not finished.wait(0.3)
     thread.join(10)
     assert finished.is_set()
+
+
+def _wrapper(path, timeout):
+    from dados.settings import BASE_DIR, database_from_url
+    from dados.sqlite.base import DatabaseWrapper
+
+    config = database_from_url(f"sqlite:///{path}", BASE_DIR)
+    config["OPTIONS"]["timeout"] = timeout
+    config.update({"ATOMIC_REQUESTS": False, "AUTOCOMMIT": True, "CONN_MAX_AGE": 0})
+    config.update({"CONN_HEALTH_CHECKS": False, "TIME_ZONE": None})
+    config.update({"USER": "", "PASSWORD": "", "HOST": "", "PORT": ""})
+    return DatabaseWrapper(config)
+
+
+def _write_a_row(wrapper):
+    wrapper.set_autocommit(False, force_begin_transaction_with_broken_autocommit=True)
+    with wrapper.cursor() as cursor:
+        cursor.execute("CREATE TABLE IF NOT EXISTS t (x INTEGER)")
+        cursor.execute("INSERT INTO t VALUES (1)")
+    wrapper.commit()
+    wrapper.set_autocommit(True)
+
+
+def test_a_thread_that_waited_out_the_timeout_goes_on_without_the_queue(
+    tmp_path, django_db_blocker
+):
+    from dados.sqlite import base
+
+    wrapper = _wrapper(tmp_path / "x.sqlite3", timeout=0.2)
+    with django_db_blocker.unblock():
+        wrapper.ensure_connection()
+        assert base._process_writer.acquire(timeout=5)  # another thread of this process writes
+        try:
+            _write_a_row(wrapper)  # after 0.2 s, through SQLite's own locking
+            assert not wrapper._queued
+        finally:
+            base._process_writer.release()
+            wrapper.close()
+    with sqlite3.connect(tmp_path / "x.sqlite3") as check:
+        assert check.execute("SELECT count(*) FROM t").fetchone() == (1,)
+
+
+def test_without_a_lock_file_writes_go_on_as_before(tmp_path, django_db_blocker):
+    (tmp_path / "x.sqlite3-writers").symlink_to(tmp_path / "missing" / "lock")
+    wrapper = _wrapper(tmp_path / "x.sqlite3", timeout=5)
+    with django_db_blocker.unblock():
+        try:
+            wrapper.ensure_connection()
+            assert wrapper._queue_fd is None
+            _write_a_row(wrapper)
+        finally:
+            wrapper.close()
+    with sqlite3.connect(tmp_path / "x.sqlite3") as check:
+        assert check.execute("SELECT count(*) FROM t").fetchone() == (1,)

@@ -6,7 +6,14 @@ between tries, while a write holds the lock for about half a millisecond (most o
 the fsync of the commit). Under load the two workers then lost more time asleep than
 writing (bench/RESULTS.md). Here a writer first takes an exclusive flock on a file next
 to the database, held until its transaction ends, and is woken when the previous one
-ends. SQLite's own locking still decides; the flock only orders the writers.
+ends. SQLite's own locking still decides; the queue only orders the app's writers.
+
+The threads of one process take turns on a lock of their own first, for at most the
+busy timeout; after that (a thread of the process holds a write transaction open
+while waiting for this one) the writer goes straight to SQLite's busy handler, as
+without the queue. Between processes the wait has no limit of its own: every holder
+is a transaction of the app, a gunicorn worker stuck past its timeout is killed, and
+a process that ends lets go of its lock with its file.
 """
 
 import fcntl
@@ -15,9 +22,7 @@ import threading
 
 from django.db.backends.sqlite3 import base
 
-# One writer per process holds the file lock; another thread of the same process (the
-# test suite's live server) goes straight to SQLite's busy handler, so that two threads
-# of one process can never wait on each other here.
+# Held by the thread of this process whose connection holds the file lock.
 _process_writer = threading.Lock()
 
 
@@ -27,9 +32,15 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     def get_new_connection(self, conn_params):
         conn = super().get_new_connection(conn_params)
-        if not self.is_in_memory_db() and self.transaction_mode == "IMMEDIATE":
-            path = f"{self.settings_dict['NAME']}-writers"
-            self._queue_fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        name = str(self.settings_dict["NAME"])
+        if not self.is_in_memory_db() and not name.startswith("file:"):
+            try:
+                # Read-only is enough to lock it: whoever creates it (the app, or
+                # `migrate` run as another user), every user who may read it can queue.
+                flags = os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC
+                self._queue_fd = os.open(f"{name}-writers", flags, 0o644)
+            except OSError:
+                self._queue_fd = None  # no queue: SQLite's busy handler, as before
         return conn
 
     def _start_transaction_under_autocommit(self):
@@ -41,14 +52,15 @@ class DatabaseWrapper(base.DatabaseWrapper):
             raise
 
     def _queue(self) -> bool:
-        """Wait for this process's turn to write; False if SQLite's busy handler must."""
-        if self._queue_fd is None or not _process_writer.acquire(blocking=False):
+        """Wait for this connection's turn to write; False if SQLite's busy handler must."""
+        if self._queue_fd is None or self.transaction_mode != "IMMEDIATE":
+            return False
+        timeout = float(self.settings_dict["OPTIONS"].get("timeout", 5))
+        if not _process_writer.acquire(timeout=timeout):
             return False
         try:
             # Blocking: the kernel wakes the next writer the moment the last one is done
             # (polling with sleeps of 50 µs and more gave 710 writes/s instead of 800).
-            # Every holder is a transaction of this app, and a process that dies (a
-            # worker killed on its timeout) lets go of the lock with its file.
             fcntl.flock(self._queue_fd, fcntl.LOCK_EX)
         except BaseException:
             _process_writer.release()
