@@ -40,14 +40,19 @@ def _write_and_look(client, card, box, value, version):
     return getattr(Seat.objects.get(pk=seat.pk), box)
 
 
-@on_postgres
-def test_outside_a_transaction_the_card_and_its_writes_are_prepared_once(
-    transactional_db, client, django_user_model
-):
+@pytest.fixture
+def written(transactional_db, client, django_user_model):
+    """A card whose organizer wrote one box, outside any transaction of the test."""
     organizer = django_user_model.objects.create_user("olga", password="x")
     card = make_scorecard(organizer, n=2)
     client.force_login(organizer)
     assert _write_and_look(client, card, "ones", "2", card.version) == 2
+    return card
+
+
+@on_postgres
+def test_outside_a_transaction_the_card_and_its_writes_are_prepared_once(client, written):
+    card = written
     statements = _server_statements()
     # the card with its seats, the write, its change log
     assert len(statements) >= 3
@@ -60,13 +65,8 @@ def test_outside_a_transaction_the_card_and_its_writes_are_prepared_once(
 
 
 @on_postgres
-def test_statements_the_server_forgot_are_prepared_again(
-    transactional_db, client, django_user_model
-):
-    organizer = django_user_model.objects.create_user("olga", password="x")
-    card = make_scorecard(organizer, n=2)
-    client.force_login(organizer)
-    assert _write_and_look(client, card, "ones", "2", card.version) == 2
+def test_statements_the_server_forgot_are_prepared_again(client, written):
+    card = written
     with connection.cursor() as cursor:
         cursor.execute("DEALLOCATE ALL")  # what a connection pooler's reset does
     assert _server_statements() == set()

@@ -79,15 +79,18 @@ class DatabaseWrapper(base.DatabaseWrapper):
         try:
             return super()._commit()
         finally:
-            if self.connection is None or not self.connection.in_transaction:
-                self._dequeue()
+            self._dequeue_when_done()
 
     def _rollback(self):
         try:
             return super()._rollback()
         finally:
-            if self.connection is None or not self.connection.in_transaction:
-                self._dequeue()
+            self._dequeue_when_done()
+
+    def _dequeue_when_done(self):
+        # A commit that failed leaves the transaction open: its rollback lets go.
+        if self.connection is None or not self.connection.in_transaction:
+            self._dequeue()
 
     def _close(self):
         try:
