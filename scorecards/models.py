@@ -51,9 +51,8 @@ class ScorecardQuerySet(models.QuerySet):
             " OR s.organizer_id = %s OR EXISTS (SELECT 1 FROM scorecards_seat t"
             " WHERE t.scorecard_id = s.id AND t.player_id = %s))"
         )
-        connection = connections[self.db]
-        with connection.cursor() as cursor:
-            prepared.execute(connection, cursor, sql, [pk, user.is_staff, user.pk, user.pk])
+        with connections[self.db].cursor() as cursor:
+            prepared.execute(cursor, sql, [pk, user.is_staff, user.pk, user.pk])
             row = cursor.fetchone()
         return row[0] if row else None
 
@@ -72,7 +71,7 @@ class ScorecardQuerySet(models.QuerySet):
         if lock and connection.features.has_select_for_update_of:
             sql += " FOR UPDATE OF c, s"
         with connection.cursor() as cursor:
-            prepared.execute(connection, cursor, sql, [pk])
+            prepared.execute(cursor, sql, [pk])
             rows = cursor.fetchall()
         if not rows:
             return None
@@ -112,7 +111,7 @@ class ScorecardQuerySet(models.QuerySet):
             " ORDER BY c.created_at DESC LIMIT %s"
         )
         with connection.cursor() as cursor:
-            prepared.execute(connection, cursor, sql, [user.pk, user.pk, limit])
+            prepared.execute(cursor, sql, [user.pk, user.pk, limit])
             return [(pk, as_aware(connection, created)) for pk, created in cursor.fetchall()]
 
     def finalized(self):
@@ -263,17 +262,14 @@ class Seat(models.Model):
     def scores(self) -> dict[Category, int | None]:
         return {c: getattr(self, c) for c in Category}
 
-    def _values(self) -> tuple:
-        return _box_values(self)
-
     @property
     def totals(self) -> rules.Totals:
-        return _totals(self._values(), self.yahtzee_bonuses)
+        return _totals(_box_values(self), self.yahtzee_bonuses)
 
     @property
     def problems(self) -> list[str]:
         """What stops this column from being finalized: blank boxes and inconsistencies."""
-        return list(_problems(self._values(), self.yahtzee_bonuses, get_language()))
+        return list(_problems(_box_values(self), self.yahtzee_bonuses, get_language()))
 
     def value(self, box: str) -> int | None:
         return getattr(self, box)
@@ -292,12 +288,12 @@ def _totals(values, yahtzee_bonuses) -> rules.Totals:
 
 @functools.lru_cache(maxsize=8192)
 def _problems(values, yahtzee_bonuses, language) -> tuple[str, ...]:
+    scores = dict(zip(_BOXES, values, strict=True))
     with translation.override(language):
-        blank = [box_name(c) for c, value in zip(_BOXES, values, strict=True) if value is None]
+        blank = [box_name(c) for c, value in scores.items() if value is None]
         problems = []
         if blank:
             problems.append(str(_("Sin anotar: %(boxes)s.") % {"boxes": ", ".join(blank)}))
-        scores = dict(zip(_BOXES, values, strict=True))
         inconsistent = rules.inconsistencies(scores, yahtzee_bonuses)
         return tuple(problems + [str(problem_text(problem)) for problem in inconsistent])
 
@@ -364,10 +360,8 @@ class StatsVersion(models.Model):
     @classmethod
     def current(cls) -> int:
         # Every cached page asks for it: plain SQL, a fifth of the ORM's cost.
-        connection = connections[cls.objects.db]
-        with connection.cursor() as cursor:
-            sql = f"SELECT value FROM {cls._meta.db_table} WHERE id = 1"
-            prepared.execute(connection, cursor, sql, [])
+        with connections[cls.objects.db].cursor() as cursor:
+            prepared.execute(cursor, f"SELECT value FROM {cls._meta.db_table} WHERE id = 1", [])
             row = cursor.fetchone()
         return row[0] if row else 0
 

@@ -24,8 +24,9 @@ DUPLICATE_STATEMENT = "42P05"  # duplicate_prepared_statement
 STALE_PLAN = "0A000"  # a migration changed a column: "cached plan must not change result type"
 
 
-def execute(connection, cursor, sql, params) -> None:
+def execute(cursor, sql, params) -> None:
     """cursor.execute(sql, params) with %s placeholders, prepared where it pays."""
+    connection = cursor.db
     names = None
     if connection.vendor == "postgresql" and not connection.in_atomic_block:
         names = _prepared(connection)

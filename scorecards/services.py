@@ -230,7 +230,7 @@ def _write_in_one_statement(connection, seats, change) -> int | None:
     params += [v for item in change["items"] for v in item]
     with connection.cursor() as cursor:
         sql = f"WITH {', '.join(parts)} SELECT id FROM change"
-        prepared.execute(connection, cursor, sql, params)
+        prepared.execute(cursor, sql, params)
         row = cursor.fetchone()
     return row[0] if row else None
 

@@ -367,7 +367,7 @@ def recent_changes(scorecard, seats) -> tuple[list[dict], int | None]:
         " WHERE s.id = %s ORDER BY c.id DESC, i.id"
     )
     with connection.cursor() as cursor:
-        prepared.execute(connection, cursor, sql, [*params, scorecard.pk])
+        prepared.execute(cursor, sql, [*params, scorecard.pk])
         rows = cursor.fetchall()
     words = _words(get_language())
     players = {seat.pk: seat.player.name for seat in seats}

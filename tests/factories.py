@@ -52,6 +52,21 @@ def make_scorecard(organizer=None, players=(), n=2):
     return scorecard_create(organizer=organizer, players=players)
 
 
+def enter(scorecard, seat, author, **boxes):
+    """Write blank boxes through the app's service, each with its change log entry."""
+    from scorecards.services import box_write
+
+    for box, value in boxes.items():
+        box_write(
+            scorecard_id=scorecard.pk,
+            seat_id=seat.pk,
+            box=box,
+            value=str(value),
+            was="",
+            author=author,
+        )
+
+
 def fill(scorecard, **per_seat):
     """Write boxes directly (no change log) for arranging tests."""
     for seat in scorecard.seats.all():

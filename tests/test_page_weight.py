@@ -8,7 +8,7 @@ from django.contrib.staticfiles import finders
 from django.urls import reverse
 
 from scorecards import services
-from tests.factories import UserFactory
+from tests.factories import UserFactory, enter
 
 pytestmark = pytest.mark.django_db
 
@@ -35,15 +35,7 @@ def six_player_card(client):
     players = [UserFactory(display_name=f"Jugadora número {n}") for n in range(6)]
     card = services.scorecard_create(organizer=organizer, players=players)
     for seat in card.seats.all():
-        for box, value in (("ones", "3"), ("fives", "15"), ("chance", "22")):
-            services.box_write(
-                scorecard_id=card.pk,
-                seat_id=seat.pk,
-                box=box,
-                value=value,
-                was="",
-                author=organizer,
-            )
+        enter(card, seat, organizer, ones=3, fives=15, chance=22)
     client.force_login(organizer)
     return client, card
 

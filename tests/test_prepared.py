@@ -88,6 +88,7 @@ class _ForgetfulCursor:
 
     def __init__(self, cursor):
         self.cursor = cursor
+        self.db = cursor.db
 
     def execute(self, sql, params=None):
         if sql.startswith("EXECUTE"):
@@ -103,11 +104,11 @@ def test_a_connection_whose_statements_keep_vanishing_stops_preparing(transactio
     sql = "SELECT %s + 1"
     with connection.cursor() as cursor:
         forgetful = _ForgetfulCursor(cursor)
-        prepared.execute(connection, forgetful, sql, [41])
+        prepared.execute(forgetful, sql, [41])
         assert forgetful.fetchall() == [(42,)]
         assert prepared._prepared(connection) is None
     with CaptureQueriesContext(connection) as queries, connection.cursor() as cursor:
-        prepared.execute(connection, cursor, sql, [1])
+        prepared.execute(cursor, sql, [1])
         assert cursor.fetchall() == [(2,)]
     assert [q["sql"] for q in queries.captured_queries] == ["SELECT 1 + 1"]
 
@@ -117,9 +118,9 @@ def test_a_statement_a_migration_made_stale_is_prepared_anew(transactional_db):
     with connection.cursor() as cursor:
         cursor.execute("CREATE TEMPORARY TABLE dados_t (id integer)")
         cursor.execute("INSERT INTO dados_t VALUES (1)")
-        prepared.execute(connection, cursor, "SELECT * FROM dados_t WHERE id = %s", [1])
+        prepared.execute(cursor, "SELECT * FROM dados_t WHERE id = %s", [1])
         assert cursor.fetchall() == [(1,)]
         cursor.execute("ALTER TABLE dados_t ADD COLUMN x integer DEFAULT 7")
-        prepared.execute(connection, cursor, "SELECT * FROM dados_t WHERE id = %s", [1])
+        prepared.execute(cursor, "SELECT * FROM dados_t WHERE id = %s", [1])
         assert cursor.fetchall() == [(1, 7)]
     assert prepared._prepared(connection)  # still preparing

@@ -7,7 +7,7 @@ from django.db import connection
 from scorecards import services
 from scorecards.models import ChangeItem, Scorecard, Seat
 from scorecards.services import Refused
-from tests.factories import UserFactory, fill, make_scorecard
+from tests.factories import UserFactory, enter, fill, make_scorecard
 
 
 def test_concurrent_writes_to_different_boxes_are_all_kept(transactional_db):
@@ -18,15 +18,7 @@ def test_concurrent_writes_to_different_boxes_are_all_kept(transactional_db):
 
     def writer(seat):
         try:
-            for box, value in (("ones", "1"), ("twos", "2"), ("threes", "3")):
-                services.box_write(
-                    scorecard_id=card.pk,
-                    seat_id=seat.pk,
-                    box=box,
-                    value=value,
-                    was="",
-                    author=organizer,
-                )
+            enter(card, seat, organizer, ones=1, twos=2, threes=3)
         except Exception as error:
             errors.append(error)
         finally:
