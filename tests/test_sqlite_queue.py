@@ -155,3 +155,59 @@ def test_without_a_lock_file_writes_go_on_as_before(tmp_path, django_db_blocker)
             wrapper.close()
     with sqlite3.connect(tmp_path / "x.sqlite3") as check:
         assert check.execute("SELECT count(*) FROM t").fetchone() == (1,)
+
+
+def _synchronous() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA synchronous")
+        return cursor.fetchone()[0]
+
+
+FULL, NORMAL = 2, 1
+
+
+def test_a_commit_is_synced_to_disk_after_the_queue_is_let_go(transactional_db, monkeypatch):
+    """NORMAL inside the transaction, then the WAL's own fdatasync before commit returns."""
+    from dados.sqlite import base
+
+    with transaction.atomic():  # the connection's first transaction runs with FULL
+        UserFactory(username="ana")
+    synced = []
+
+    def fdatasync(fd):
+        path = os.readlink(f"/proc/self/fd/{fd}")
+        # Who reads now sees the commit; the next writer may already write.
+        other = sqlite3.connect(connection.settings_dict["NAME"])
+        try:
+            seen = other.execute(
+                "SELECT count(*) FROM accounts_user WHERE username = 'ben'"
+            ).fetchone()[0]
+        finally:
+            other.close()
+        synced.append((path, _taken(_queue_path()), seen))
+
+    monkeypatch.setattr(base.os, "fdatasync", fdatasync)
+    assert _synchronous() == FULL
+    with transaction.atomic():
+        assert _synchronous() == NORMAL
+        UserFactory(username="ben")
+        assert synced == []
+    wal = f"{connection.settings_dict['NAME']}-wal"
+    assert synced == [(os.path.realpath(wal), False, 1)]
+    assert _synchronous() == FULL  # outside transactions SQLite syncs every commit itself
+
+
+def test_a_rolled_back_transaction_is_not_synced_and_goes_back_to_full(
+    transactional_db, monkeypatch
+):
+    from dados.sqlite import base
+
+    with transaction.atomic():
+        UserFactory(username="ana")
+    synced = []
+    monkeypatch.setattr(base.os, "fdatasync", synced.append)
+    with pytest.raises(RuntimeError):
+        _refused_write()
+    assert synced == []
+    assert _synchronous() == FULL
+    assert not _taken(_queue_path())

@@ -14,6 +14,18 @@ while waiting for this one) the writer goes straight to SQLite's busy handler, a
 without the queue. Between processes the wait has no limit of its own: every holder
 is a transaction of the app, a gunicorn worker stuck past its timeout is killed, and
 a process that ends lets go of its lock with its file.
+
+The fsync of a commit happens after the write lock is let go. With synchronous=FULL
+(settings), SQLite syncs the WAL file inside COMMIT, so the next writer waits for this
+one's disk flush as well. A transaction begun here instead runs with
+synchronous=NORMAL, whose COMMIT is the same minus that one sync of the WAL (SQLite's
+documentation of PRAGMA synchronous), and this connection then fdatasyncs the WAL file
+itself, before Django's commit returns: nothing is acknowledged before it is on disk,
+as with FULL, but the other worker writes meanwhile (bench/RESULTS.md). Its WAL frames
+are appended after this one's, and the sync of any later commit flushes this one's too.
+Checkpoints and restarts of the WAL are synced by SQLite as in FULL. Another
+connection may read the commit during its own sync, a fraction of a millisecond. The
+first transaction of a connection, and statements outside transactions, keep FULL.
 """
 
 import fcntl
@@ -29,6 +41,8 @@ _process_writer = threading.Lock()
 class DatabaseWrapper(base.DatabaseWrapper):
     _queue_fd = None  # the open lock file, with a connection to a database file
     _queued = False  # whether this connection holds it
+    _wal_fd = None  # the WAL file, opened inside this connection's first transaction
+    _sync_after_commit = False  # this transaction commits with NORMAL: sync the WAL after
 
     def get_new_connection(self, conn_params):
         conn = super().get_new_connection(conn_params)
@@ -46,10 +60,27 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def _start_transaction_under_autocommit(self):
         self._queued = self._queue()
         try:
+            if self._wal_fd is not None:
+                self.connection.execute("PRAGMA synchronous=NORMAL")
+                self._sync_after_commit = True
             super()._start_transaction_under_autocommit()
+            if self._wal_fd is None and self._queue_fd is not None:
+                self._open_wal()
         except BaseException:
-            self._dequeue()
+            self._end_transaction()
             raise
+
+    def _open_wal(self):
+        """The WAL file, while this connection is in a transaction: then it is the one
+        SQLite uses, and it stays so while the connection is open (SQLite deletes it
+        only when the last connection closes)."""
+        if self.connection.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            return
+        name = f"{self.settings_dict['NAME']}-wal"
+        try:
+            self._wal_fd = os.open(name, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self._wal_fd = None  # no sync of its own: FULL, as SQLite does it
 
     def _queue(self) -> bool:
         """Wait for this connection's turn to write; False if SQLite's busy handler must."""
@@ -76,27 +107,45 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 _process_writer.release()
 
     def _commit(self):
+        sync = self._sync_after_commit
         try:
-            return super()._commit()
+            super()._commit()
         finally:
-            self._dequeue_when_done()
+            self._end_transaction_when_done()
+        if sync:
+            # Before the commit returns: nothing is answered before it is on disk.
+            os.fdatasync(self._wal_fd)
 
     def _rollback(self):
         try:
             return super()._rollback()
         finally:
-            self._dequeue_when_done()
+            self._end_transaction_when_done()
 
-    def _dequeue_when_done(self):
+    def _end_transaction_when_done(self):
         # A commit that failed leaves the transaction open: its rollback lets go.
         if self.connection is None or not self.connection.in_transaction:
+            self._end_transaction()
+
+    def _end_transaction(self):
+        """Back to FULL for whatever runs outside a transaction, and the next writer's turn."""
+        try:
             self._dequeue()
+        finally:
+            if self._sync_after_commit:
+                self._sync_after_commit = False
+                if self.connection is not None:
+                    self.connection.execute("PRAGMA synchronous=FULL")
 
     def _close(self):
         try:
             return super()._close()
         finally:
+            self._sync_after_commit = False
             if self._queue_fd is not None:
                 self._dequeue()
                 os.close(self._queue_fd)
                 self._queue_fd = None
+            if self._wal_fd is not None:
+                os.close(self._wal_fd)
+                self._wal_fd = None
