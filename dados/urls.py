@@ -7,8 +7,9 @@ admin.site.site_title = "Dados"
 admin.site.index_title = "Jugadores y tarjetas"
 
 urlpatterns = [
-    path("", include("accounts.urls")),
+    # The card's requests, by far the most frequent, are matched first.
     path("", include("scorecards.urls")),
+    path("", include("accounts.urls")),
     path("admin/", admin.site.urls),
     path("idioma/", set_language, name="set_language"),
 ]

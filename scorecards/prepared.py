@@ -11,11 +11,15 @@ server no longer knows (someone ran DEALLOCATE, a pooler reset the connection) i
 prepared again, and one whose plan a migration made stale is prepared anew. If the
 server forgets them again at once (a pooler in transaction mode hands over another
 server connection every time), that connection stops preparing and runs plain SQL.
-Inside a transaction, and on SQLite (whose driver keeps its own statement cache),
-queries run as they are.
+Inside a transaction, queries run as they are. On SQLite, whose driver keeps its own
+statement cache, they go straight to the driver unless queries are being logged
+(DEBUG, or a test counting them): Django's cursor rewrites the placeholders of every
+statement anew, and each of a write's five statements pays for it.
 """
 
+import functools
 import hashlib
+import sqlite3
 
 from django.db import DatabaseError
 
@@ -27,6 +31,14 @@ STALE_PLAN = "0A000"  # a migration changed a column: "cached plan must not chan
 def execute(cursor, sql, params) -> None:
     """cursor.execute(sql, params) with %s placeholders, prepared where it pays."""
     connection = cursor.db
+    if connection.vendor == "sqlite":
+        if connection.queries_logged or connection.execute_wrappers:
+            cursor.execute(sql, params)
+        else:
+            connection.validate_no_broken_transaction()
+            with connection.wrap_database_errors:
+                sqlite3.Cursor.execute(cursor.cursor, _qmark(sql), params)
+        return
     names = None
     if connection.vendor == "postgresql" and not connection.in_atomic_block:
         names = _prepared(connection)
@@ -72,6 +84,12 @@ def _prepared(connection) -> set[str] | None:
 
 def _stop_preparing(connection) -> None:
     connection._dados_prepared = (connection.connection, None)
+
+
+@functools.lru_cache(maxsize=128)
+def _qmark(sql: str) -> str:
+    """%s placeholders as SQLite's ?, as Django's SQLite cursor does on every call."""
+    return sql.replace("%s", "?")
 
 
 def _numbered(sql: str) -> str:

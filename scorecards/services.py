@@ -173,7 +173,8 @@ def _seat_updates(connection, seats) -> list[tuple[str, list]]:
 def _write_in_statements(connection, seats, change) -> int | None:
     cards, changes, items = (m._meta.db_table for m in (Scorecard, Change, ChangeItem))
     with connection.cursor() as cursor:
-        cursor.execute(
+        prepared.execute(
+            cursor,
             f"UPDATE {cards} SET version = %s"
             " WHERE id = %s AND version = %s AND finalized_at IS NULL",
             [change["version"] + 1, change["card"], change["version"]],
@@ -181,15 +182,19 @@ def _write_in_statements(connection, seats, change) -> int | None:
         if cursor.rowcount != 1:
             return None
         for assignments, params in _seat_updates(connection, seats):
-            cursor.execute(f"UPDATE {Seat._meta.db_table} SET {assignments} WHERE id = %s", params)
-        cursor.execute(
+            prepared.execute(
+                cursor, f"UPDATE {Seat._meta.db_table} SET {assignments} WHERE id = %s", params
+            )
+        prepared.execute(
+            cursor,
             f"INSERT INTO {changes} (scorecard_id, author_id, created_at, kind, undoes_id)"
             " VALUES (%s, %s, %s, %s, %s) RETURNING id",
             [change[key] for key in ("card", "author", "created_at", "kind", "undoes")],
         )
         change_id = cursor.fetchone()[0]
         values = ", ".join(["(%s, %s, %s, %s, %s)"] * len(change["items"]))
-        cursor.execute(
+        prepared.execute(
+            cursor,
             f"INSERT INTO {items} (change_id, seat_id, box, old, new) VALUES {values}",
             [v for item in change["items"] for v in (change_id, *item)],
         )

@@ -1,19 +1,25 @@
-from django.urls import path
+from django.urls import include, path
 
 from scorecards import views
 
+# One card's pages: matched once under tarjetas/<pk>/, the box write (the app's most
+# frequent request) and the live poll first.
+card = [
+    path("casilla/<int:seat_id>/<str:box>/", views.box, name="box"),
+    path("vivo/", views.scorecard_live, name="scorecard_live"),
+    path("", views.scorecard_detail, name="scorecard"),
+    path("yahtzee-extra/<int:seat_id>/", views.joker, name="joker"),
+    path("deshacer/", views.undo, name="undo"),
+    path("finalizar/", views.finalize, name="finalize"),
+    path("descartar/", views.discard, name="discard"),
+    path("exportar.json", views.scorecard_json, name="scorecard_json"),
+]
+
 urlpatterns = [
+    path("tarjetas/<int:pk>/", include(card)),
     path("tarjetas/nueva/", views.scorecard_new, name="scorecard_new"),
     path("tarjetas/nueva/orden/", views.scorecard_order, name="scorecard_order"),
     path("tarjetas/crear/", views.scorecard_create, name="scorecard_create"),
-    path("tarjetas/<int:pk>/", views.scorecard_detail, name="scorecard"),
-    path("tarjetas/<int:pk>/vivo/", views.scorecard_live, name="scorecard_live"),
-    path("tarjetas/<int:pk>/casilla/<int:seat_id>/<str:box>/", views.box, name="box"),
-    path("tarjetas/<int:pk>/yahtzee-extra/<int:seat_id>/", views.joker, name="joker"),
-    path("tarjetas/<int:pk>/deshacer/", views.undo, name="undo"),
-    path("tarjetas/<int:pk>/finalizar/", views.finalize, name="finalize"),
-    path("tarjetas/<int:pk>/descartar/", views.discard, name="discard"),
-    path("tarjetas/<int:pk>/exportar.json", views.scorecard_json, name="scorecard_json"),
     path("historial/", views.history, name="history"),
     path("historial/exportar.csv", views.history_csv, name="history_csv"),
     path("jugadores/<int:pk>/", views.player, name="player"),
