@@ -869,3 +869,31 @@ def test_a_sheet_whose_log_is_newer_than_its_table_is_served_but_not_cached(
     sheet.sheet_html(request, fresh)
     with django_assert_num_queries(0):  # a consistent sheet is cached
         sheet.sheet_html(request, fresh)
+
+
+@pytest.mark.parametrize("script_prefix", ["/", "/dados/"])
+def test_the_sheets_card_url_is_the_one_reverse_builds(script_prefix):
+    from django.urls import set_script_prefix
+
+    from scorecards import sheet
+
+    set_script_prefix(script_prefix)
+    try:
+        for pk in (1, 42, 987654321, 2**40):
+            assert sheet.card_url(pk) == reverse("scorecard", args=[pk])
+        assert sheet.card_url(7) == f"{script_prefix}tarjetas/7/"
+    finally:
+        set_script_prefix("/")
+
+
+def test_the_sheets_escaping_is_djangos():
+    from django.utils import html
+
+    from scorecards import sheet
+
+    text = "<Ana & \"Ben\" 'C'>"
+    assert sheet.escape(text) == html.escape(text)
+    assert sheet.conditional_escape(text) == html.conditional_escape(text)
+    safe = html.escape(text)
+    assert sheet.conditional_escape(safe) == html.conditional_escape(safe) == safe
+    assert sheet.escape(5) == "5"
