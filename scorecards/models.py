@@ -67,14 +67,20 @@ class ScorecardQuerySet(models.QuerySet):
         if not 0 < pk < 2**63:  # beyond any id; the database would refuse the number
             return None
         connection = connections[self.db]
-        sql, card_fields, seat_fields, user_fields = _with_seats_sql()
+        sql = with_seats_sql()[0]
         if lock and connection.features.has_select_for_update_of:
             sql += " FOR UPDATE OF c, s"
         with connection.cursor() as cursor:
             prepared.execute(cursor, sql, [pk])
             rows = cursor.fetchall()
+        return self.from_rows(rows)
+
+    def from_rows(self, rows):
+        """The card built from the rows of with_seats_sql() (None if there are none)."""
         if not rows:
             return None
+        connection = connections[self.db]
+        _sql, card_fields, seat_fields, user_fields = with_seats_sql()
         User = get_user_model()
         # Column groups in the order of the SELECT: card, organizer, seat, player.
         ends = list(itertools.accumulate(map(len, (card_fields, user_fields, seat_fields))))
@@ -374,7 +380,7 @@ class StatsVersion(models.Model):
 
 
 @functools.cache
-def _with_seats_sql():
+def with_seats_sql():
     """The query of ScorecardQuerySet.with_seats and its column groups.
 
     Each group follows its model's field order, as Model.from_db expects.

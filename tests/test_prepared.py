@@ -27,11 +27,11 @@ def _server_statements() -> set[str]:
         return {name for (name,) in cursor.fetchall()}
 
 
-def _write_and_look(client, card, box, value, version):
+def _write_and_look(client, card, box, value, version, was=""):
     seat = card.seats.first()
     response = client.post(
         reverse("box", args=[card.pk, seat.pk, box]),
-        {"value": value, "was": "", "version": version},
+        {"value": value, "was": was, "version": version},
         headers={"HX-Request": "true"},
     )
     assert response.status_code == 200
@@ -54,13 +54,15 @@ def written(transactional_db, client, django_user_model):
 def test_outside_a_transaction_the_card_and_its_writes_are_prepared_once(client, written):
     card = written
     statements = _server_statements()
-    # the card with its seats, the write, its change log
+    # the write of that box (with the card it read), the card page's card and its log
     assert len(statements) >= 3
     with CaptureQueriesContext(connection) as queries:
-        assert _write_and_look(client, card, "twos", "4", card.version + 1) == 4
+        # the same box again, corrected: the same statements
+        assert _write_and_look(client, card, "ones", "4", card.version + 1, was="2") == 4
     sql = [query["sql"] for query in queries.captured_queries]
     assert not [s for s in sql if s.startswith("PREPARE") and "scorecards_seat s" in s]
     assert any(s.startswith("EXECUTE dados_") for s in sql)
+    assert _server_statements() == statements
     assert Scorecard.objects.get(pk=card.pk).version == card.version + 2
 
 

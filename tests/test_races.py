@@ -1,8 +1,11 @@
 """Real concurrency: threads with their own database connections, committed data."""
 
 import threading
+import time
 
-from django.db import connection
+import pytest
+from django.db import connection, transaction
+from django.db.models import F
 
 from scorecards import services
 from scorecards.models import ChangeItem, Scorecard, Seat
@@ -59,3 +62,112 @@ def test_two_finalize_requests_racing_give_exactly_one_success(flushable_db):
     assert sorted(outcomes, key=str) == [409, "ok"]
     assert Scorecard.objects.get(pk=card.pk).is_finalized
     assert [s.place for s in Seat.objects.filter(scorecard=card)] == [1, 1, 1]
+
+
+on_postgres = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="the one-statement box write is PostgreSQL's"
+)
+
+
+def _another_device_holds_the_card(card, seat, box, value):
+    """A thread whose transaction writes a box and the card's version and holds them
+    until released: (thread, holding, release)."""
+    holding, release = threading.Event(), threading.Event()
+
+    def other_device():
+        try:
+            with transaction.atomic():
+                Seat.objects.filter(pk=seat.pk).update(**{box: value})
+                Scorecard.objects.filter(pk=card.pk).update(version=F("version") + 1)
+                holding.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=other_device)
+    thread.start()
+    assert holding.wait(10)
+    return thread, release
+
+
+def _write_while_held(monkeypatch, card, seat, box, value, organizer, held):
+    """The box write from another thread, started while `held` holds the card: its one
+    statement reads the card as it was and waits for the lock; then `held` commits."""
+    thread_of_other, release = held
+    outcomes, result = [], {}
+    one_statement = services._box_written_in_one_statement
+
+    def recorded(*args):
+        outcomes.append(one_statement(*args))
+        return outcomes[-1]
+
+    monkeypatch.setattr(services, "_box_written_in_one_statement", recorded)
+
+    def writer():
+        try:
+            result["card"] = services.box_write(
+                scorecard_id=card.pk,
+                seat_id=seat.pk,
+                box=box,
+                value=value,
+                was="",
+                author=organizer,
+            )
+        except Refused as refused:
+            result["refused"] = refused
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        waiting = 0
+        for _ in range(200):  # until the write's statement waits for the other's lock
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT count(*) FROM pg_stat_activity"
+                    " WHERE wait_event_type = 'Lock' AND datname = current_database()"
+                )
+                waiting = cursor.fetchone()[0]
+            if waiting:
+                break
+            time.sleep(0.05)
+        assert waiting == 1
+    finally:
+        release.set()
+        thread_of_other.join(10)
+        thread.join(10)
+    assert outcomes == [None]  # the statement found the card changed and wrote nothing
+    return result
+
+
+@on_postgres
+def test_a_one_statement_write_that_waited_for_another_devices_is_checked_again(
+    transactional_db, monkeypatch
+):
+    organizer = UserFactory()
+    card = make_scorecard(organizer, n=2)
+    ana, ben = card.seats.order_by("order")
+    held = _another_device_holds_the_card(card, ben, "ones", 3)
+    result = _write_while_held(monkeypatch, card, ana, "twos", "4", organizer, held)
+    # read again, the write still holds (another box) and is made after the other one
+    assert result["card"].version == card.version + 2
+    assert Seat.objects.get(pk=ana.pk).twos == 4
+    assert Seat.objects.get(pk=ben.pk).ones == 3
+    assert list(ChangeItem.objects.values_list("seat_id", "box", "new")) == [(ana.pk, "twos", 4)]
+
+
+@on_postgres
+def test_a_one_statement_write_to_a_box_another_device_changed_meanwhile_is_refused(
+    transactional_db, monkeypatch
+):
+    organizer = UserFactory()
+    card = make_scorecard(organizer, n=2)
+    ana = card.seats.order_by("order").first()
+    held = _another_device_holds_the_card(card, ana, "twos", 6)
+    result = _write_while_held(monkeypatch, card, ana, "twos", "4", organizer, held)
+    assert result["refused"].status == 409
+    assert "cambió mientras tanto" in result["refused"].message
+    assert Seat.objects.get(pk=ana.pk).twos == 6
+    assert not ChangeItem.objects.exists()
+    assert Scorecard.objects.get(pk=card.pk).version == card.version + 1
