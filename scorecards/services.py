@@ -364,6 +364,7 @@ def _box_write_sql(column) -> str:
         f" card AS (UPDATE {cards} c SET version = target.version + 1 FROM target"
         " WHERE c.id = target.id AND c.version = target.version AND c.finalized_at IS NULL"
         " RETURNING c.id),"
+        # The seat's own write has no condition: every change to a card bumps its version.
         f" seat AS (UPDATE {seats} SET {column} = %s::integer"
         " WHERE id = %s AND EXISTS (SELECT 1 FROM card) RETURNING id),"
         f" change AS (INSERT INTO {changes} (scorecard_id, author_id, created_at, kind, undoes_id)"

@@ -186,7 +186,7 @@ def test_a_commit_is_synced_to_disk_after_the_queue_is_let_go(transactional_db, 
             other.close()
         synced.append((path, _taken(_queue_path()), seen))
 
-    monkeypatch.setattr(base.os, "fdatasync", fdatasync)
+    monkeypatch.setattr(base, "_datasync", fdatasync)
     assert _synchronous() == FULL
     with transaction.atomic():
         assert _synchronous() == NORMAL
@@ -205,9 +205,58 @@ def test_a_rolled_back_transaction_is_not_synced_and_goes_back_to_full(
     with transaction.atomic():
         UserFactory(username="ana")
     synced = []
-    monkeypatch.setattr(base.os, "fdatasync", synced.append)
+    monkeypatch.setattr(base, "_datasync", synced.append)
     with pytest.raises(RuntimeError):
         _refused_write()
     assert synced == []
     assert _synchronous() == FULL
     assert not _taken(_queue_path())
+
+
+def test_a_commit_that_cannot_be_synced_fails_and_drops_its_connection(
+    transactional_db, monkeypatch
+):
+    """As PostgreSQL on a failed fsync: never acknowledged, and not written on through a
+    file whose next sync could not tell."""
+    from django.db import OperationalError
+
+    from dados.sqlite import base
+
+    with transaction.atomic():
+        UserFactory(username="ana")
+
+    def failing(fd):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(base, "_datasync", failing)
+    before = connection.connection
+    with pytest.raises(OperationalError, match="could not be synced"), transaction.atomic():
+        UserFactory(username="ben")
+    assert connection.connection is not before  # dropped (Django opened another at once)
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        before.execute("SELECT 1")
+    assert not _taken(_queue_path())
+    monkeypatch.undo()
+    # The next use opens another connection, back to FULL outside transactions.
+    assert _synchronous() == FULL
+    assert get_user_model().objects.filter(username="ben").exists()  # committed, though
+
+
+def test_a_database_not_in_wal_mode_keeps_full(transactional_db, monkeypatch):
+    from dados.sqlite import base
+
+    synced = []
+    monkeypatch.setattr(base, "_datasync", synced.append)
+    with transaction.atomic():
+        UserFactory(username="ana")
+    assert synced == []  # the connection's first transaction runs with FULL
+    connection.close()
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA journal_mode")
+            assert cursor.fetchone()[0] == "wal"
+        UserFactory(username="ben")
+    assert synced == []
+    with transaction.atomic():
+        UserFactory(username="carla")
+    assert len(synced) == 1

@@ -29,10 +29,16 @@ first transaction of a connection, and statements outside transactions, keep FUL
 """
 
 import fcntl
+import logging
 import os
 import threading
 
+from django.db import OperationalError
 from django.db.backends.sqlite3 import base
+
+logger = logging.getLogger(__name__)
+# fsync where fdatasync is missing (macOS); both flush the WAL's frames.
+_datasync = getattr(os, "fdatasync", os.fsync)
 
 # Held by the thread of this process whose connection holds the file lock.
 _process_writer = threading.Lock()
@@ -42,6 +48,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
     _queue_fd = None  # the open lock file, with a connection to a database file
     _queued = False  # whether this connection holds it
     _wal_fd = None  # the WAL file, opened inside this connection's first transaction
+    _wal_checked = False  # whether that was tried (not WAL mode, no file: FULL throughout)
     _sync_after_commit = False  # this transaction commits with NORMAL: sync the WAL after
 
     def get_new_connection(self, conn_params):
@@ -64,21 +71,27 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 self.connection.execute("PRAGMA synchronous=NORMAL")
                 self._sync_after_commit = True
             super()._start_transaction_under_autocommit()
-            if self._wal_fd is None and self._queue_fd is not None:
+            if not self._wal_checked and self._queue_fd is not None:
+                self._wal_checked = True
                 self._open_wal()
         except BaseException:
+            # BEGIN may have gone through: its transaction (and SQLite's write lock) ends here.
+            if self.connection is not None and self.connection.in_transaction:
+                self.connection.rollback()
             self._end_transaction()
             raise
 
     def _open_wal(self):
         """The WAL file, while this connection is in a transaction: then it is the one
         SQLite uses, and it stays so while the connection is open (SQLite deletes it
-        only when the last connection closes)."""
+        only when the last connection closes; restarts and truncation keep the file)."""
         if self.connection.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             return
-        name = f"{self.settings_dict['NAME']}-wal"
+        # SQLite's own name for the database file (symbolic links resolved), as it
+        # names its WAL.
+        main = next(row[2] for row in self.connection.execute("PRAGMA database_list"))
         try:
-            self._wal_fd = os.open(name, os.O_RDONLY | os.O_CLOEXEC)
+            self._wal_fd = os.open(f"{main}-wal", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
             self._wal_fd = None  # no sync of its own: FULL, as SQLite does it
 
@@ -111,10 +124,24 @@ class DatabaseWrapper(base.DatabaseWrapper):
         try:
             super()._commit()
         finally:
-            self._end_transaction_when_done()
-        if sync:
-            # Before the commit returns: nothing is answered before it is on disk.
-            os.fdatasync(self._wal_fd)
+            committed = self.connection is not None and not self.connection.in_transaction
+            try:
+                self._end_transaction_when_done()
+            finally:
+                if sync and committed:
+                    # Before the commit returns: nothing is answered before it is on disk.
+                    self._sync_wal()
+
+    def _sync_wal(self):
+        try:
+            _datasync(self._wal_fd)
+        except OSError as error:
+            # The commit is visible but maybe not on disk, and Linux reports a failed
+            # writeback only once per open file: this connection cannot tell again.
+            # Drop it (the next request opens another) and fail the request.
+            logger.critical("fdatasync of the SQLite WAL failed: %s", error)
+            self.close()
+            raise OperationalError(f"the commit could not be synced to disk: {error}") from error
 
     def _rollback(self):
         try:
@@ -133,9 +160,9 @@ class DatabaseWrapper(base.DatabaseWrapper):
             self._dequeue()
         finally:
             if self._sync_after_commit:
-                self._sync_after_commit = False
                 if self.connection is not None:
                     self.connection.execute("PRAGMA synchronous=FULL")
+                self._sync_after_commit = False
 
     def _close(self):
         try:
@@ -149,3 +176,4 @@ class DatabaseWrapper(base.DatabaseWrapper):
             if self._wal_fd is not None:
                 os.close(self._wal_fd)
                 self._wal_fd = None
+            self._wal_checked = False
