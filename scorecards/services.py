@@ -210,36 +210,51 @@ def _write_in_one_statement(connection, seats, change) -> int | None:
     PostgreSQL waits for it, finds the version changed, and every other part of the
     statement writes nothing, because each one needs a row from the card's part.
     """
-    cards, changes, items = (m._meta.db_table for m in (Scorecard, Change, ChangeItem))
-    parts = [
+    cards = Scorecard._meta.db_table
+    condition = (
         f"card AS (UPDATE {cards} SET version = %s"
         " WHERE id = %s AND version = %s AND finalized_at IS NULL RETURNING id)"
+    )
+    writes, params = _change_writes(connection, seats, change)
+    params = [change["version"] + 1, change["card"], change["version"], *params]
+    with connection.cursor() as cursor:
+        prepared.execute(cursor, f"WITH {condition}, {writes} SELECT id FROM change", params)
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def _change_writes(connection, seats, change) -> tuple[str, list]:
+    """The WITH parts that write a change's seats, the change and its items, after a part
+    named `card` that returns the card's id only if the change is to be written; their
+    parameters."""
+    updates = _seat_updates(connection, seats)
+    params = [v for _assignments, seat_params in updates for v in seat_params]
+    params += [change[key] for key in ("author", "created_at", "kind", "undoes")]
+    params += [v for item in change["items"] for v in item]
+    sql = _change_writes_sql(tuple(a for a, _params in updates), len(change["items"]))
+    return sql, params
+
+
+@functools.lru_cache(maxsize=256)
+def _change_writes_sql(seat_assignments, item_count) -> str:
+    seats, changes, items = (m._meta.db_table for m in (Seat, Change, ChangeItem))
+    parts = [
+        f"seat{n} AS (UPDATE {seats} SET {assignments}"
+        " WHERE id = %s AND EXISTS (SELECT 1 FROM card) RETURNING id)"
+        for n, assignments in enumerate(seat_assignments)
     ]
-    params = [change["version"] + 1, change["card"], change["version"]]
-    for n, (assignments, seat_params) in enumerate(_seat_updates(connection, seats)):
-        parts.append(
-            f"seat{n} AS (UPDATE {Seat._meta.db_table} SET {assignments}"
-            " WHERE id = %s AND EXISTS (SELECT 1 FROM card) RETURNING id)"
-        )
-        params += seat_params
     parts.append(
         f"change AS (INSERT INTO {changes} (scorecard_id, author_id, created_at, kind, undoes_id)"
         " SELECT id, %s::bigint, %s::timestamptz, %s::varchar, %s::bigint FROM card RETURNING id)"
     )
-    params += [change[key] for key in ("author", "created_at", "kind", "undoes")]
     rows = " UNION ALL ".join(
-        ["SELECT %s::bigint, %s::varchar, %s::integer, %s::integer"] * len(change["items"])
+        ["SELECT %s::bigint, %s::varchar, %s::integer, %s::integer"] * item_count
     )
     parts.append(
         f"items AS (INSERT INTO {items} (change_id, seat_id, box, old, new)"
         f" SELECT change.id, i.* FROM change, ({rows}) AS i)"
     )
-    params += [v for item in change["items"] for v in item]
-    with connection.cursor() as cursor:
-        sql = f"WITH {', '.join(parts)} SELECT id FROM change"
-        prepared.execute(cursor, sql, params)
-        row = cursor.fetchone()
-    return row[0] if row else None
+    return ", ".join(parts)
 
 
 def _set(seat, box, new):
@@ -271,15 +286,7 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
     def items_of(scorecard):
         # Who may write comes first (_written): a stranger learns nothing from how the
         # data is wrong.
-        if box not in BOXES:
-            raise Refused(_("Esa casilla no existe."), status=404)
-        new = (parse_value(value) or 0) if box == BONUS else parse_value(value)
-        seen = parse_value(was)
-        if new is not None and new not in allowed_values(box):
-            raise Refused(
-                _("%(box)s: %(value)s no es una puntuación posible.")
-                % {"box": box_label(box), "value": new}
-            )
+        new, seen = _box_values(box, value, was)
         seat = _seat(scorecard, seat_id)
         current = getattr(seat, box)
         if current == new:
@@ -306,7 +313,22 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
     return _written(scorecard_id, author, Change.Kind.BOX, items_of)
 
 
-_CATEGORY_BOXES = frozenset(c.value for c in Category)
+def _box_values(box, value, was) -> tuple[int | None, int | None]:
+    """The value to write and the one the writer saw, or Refused: the box or the value
+    is not one of the card's."""
+    if box not in BOXES:
+        raise Refused(_("Esa casilla no existe."), status=404)
+    new = (parse_value(value) or 0) if box == BONUS else parse_value(value)
+    seen = parse_value(was)
+    if new is not None and new not in allowed_values(box):
+        raise Refused(
+            _("%(box)s: %(value)s no es una puntuación posible.")
+            % {"box": box_label(box), "value": new}
+        )
+    return new, seen
+
+
+_CATEGORY_BOXES = BOXES - {BONUS}
 
 
 def _box_written_in_one_statement(scorecard_id, seat_id, box, value, was, author):
@@ -324,20 +346,25 @@ def _box_written_in_one_statement(scorecard_id, seat_id, box, value, was, author
     connection = connections[Scorecard.objects.db]
     if connection.vendor != "postgresql" or box not in _CATEGORY_BOXES:
         return None
+    if not all(isinstance(i, int) and 0 < i < 2**63 for i in (scorecard_id, seat_id)):
+        return None
     try:
-        new, seen = parse_value(value), parse_value(was)
+        new, seen = _box_values(box, value, was)
     except Refused:
         return None
-    ids_fit = all(isinstance(i, int) and 0 < i < 2**63 for i in (scorecard_id, seat_id))
-    if not ids_fit or (new is not None and new not in allowed_values(box)):
-        return None
     now = timezone.now()
-    kind = Change.Kind.BOX.value
-    params = [scorecard_id, seat_id, author.pk, author.is_staff, seen, new, new, seat_id]
-    params += [author.pk, connection.ops.adapt_datetimefield_value(now), kind]
-    params += [seat_id, box, seen, new, scorecard_id]
+    change = {
+        "author": author.pk,
+        "created_at": connection.ops.adapt_datetimefield_value(now),
+        "kind": Change.Kind.BOX.value,
+        "undoes": None,
+        "items": [(seat_id, box, seen, new)],
+    }
+    writes, params = _change_writes(connection, {seat_id: {box: new}}, change)
+    params = [scorecard_id, seat_id, author.pk, author.is_staff, seen, new, *params, scorecard_id]
+    condition = _box_write_condition(connection.ops.quote_name(box))
     with connection.cursor() as cursor:
-        prepared.execute(cursor, _box_write_sql(connection.ops.quote_name(box)), params)
+        prepared.execute(cursor, f"WITH {condition}, {writes} {_read_back()}", params)
         rows = cursor.fetchall()
     if not rows or rows[0][0] is None:
         return None
@@ -345,35 +372,33 @@ def _box_written_in_one_statement(scorecard_id, seat_id, box, value, was, author
     seat = scorecard.loaded_seat(seat_id)
     items = [_set(seat, box, new)]
     scorecard.version += 1
-    scorecard.recorded = Recorded(rows[0][0], kind, now, author, items)
+    scorecard.recorded = Recorded(rows[0][0], change["kind"], now, author, items)
     return scorecard
 
 
 @functools.cache
-def _box_write_sql(column) -> str:
-    cards, seats, changes, items = (m._meta.db_table for m in (Scorecard, Seat, Change, ChangeItem))
-    card_sql = with_seats_sql()[0]
+def _box_write_condition(column) -> str:
+    """The WITH parts that read the card and name it `card` if the box write holds."""
+    cards, seats = Scorecard._meta.db_table, Seat._meta.db_table
     return (
-        f"WITH target AS (SELECT c.id, c.version FROM {cards} c"
+        f"target AS (SELECT c.id, c.version FROM {cards} c"
         f" JOIN {seats} s ON s.scorecard_id = c.id"
         " WHERE c.id = %s AND s.id = %s AND c.finalized_at IS NULL"
         " AND (c.organizer_id = %s OR %s)"
         f" AND s.{column} IS NOT DISTINCT FROM %s::integer"
         f" AND s.{column} IS DISTINCT FROM %s::integer),"
-        # The condition on the version, as _write_in_one_statement's.
+        # The condition on the version, as _write_in_one_statement's; the seat's own
+        # write has none: every change to a card bumps its version.
         f" card AS (UPDATE {cards} c SET version = target.version + 1 FROM target"
         " WHERE c.id = target.id AND c.version = target.version AND c.finalized_at IS NULL"
-        " RETURNING c.id),"
-        # The seat's own write has no condition: every change to a card bumps its version.
-        f" seat AS (UPDATE {seats} SET {column} = %s::integer"
-        " WHERE id = %s AND EXISTS (SELECT 1 FROM card) RETURNING id),"
-        f" change AS (INSERT INTO {changes} (scorecard_id, author_id, created_at, kind, undoes_id)"
-        " SELECT id, %s::bigint, %s::timestamptz, %s::varchar, NULL FROM card RETURNING id),"
-        f" item AS (INSERT INTO {items} (change_id, seat_id, box, old, new)"
-        " SELECT id, %s::bigint, %s::varchar, %s::integer, %s::integer FROM change)"
-        # The card as this statement read it, before its own write.
-        f" {card_sql.replace('SELECT ', 'SELECT (SELECT id FROM change), ', 1)}"
+        " RETURNING c.id)"
     )
+
+
+@functools.cache
+def _read_back() -> str:
+    """The card as the statement read it, before its own write, and the change's id."""
+    return with_seats_sql()[0].replace("SELECT ", "SELECT (SELECT id FROM change), ", 1)
 
 
 def joker_write(*, scorecard_id, seat_id, face, box, author) -> Scorecard:

@@ -280,14 +280,7 @@ def test_a_write_whose_card_changed_after_it_was_read_is_checked_again(
 ):
     calls = _another_device_writes_first(monkeypatch, organizer, seat_of(card, ben), "ones", 3)
     version = card.version
-    scorecard = services.box_write(
-        scorecard_id=card.pk,
-        seat_id=seat_of(card, ana).pk,
-        box="twos",
-        value="4",
-        was="",
-        author=organizer,
-    )
+    scorecard = _box(card, seat_of(card, ana), "twos", "4", "", organizer)
     # The conditional write found the card changed and wrote nothing; read again locked,
     # the write still holds and is made.
     assert calls == [version, False, True]
@@ -370,14 +363,7 @@ def test_a_write_whose_box_changed_after_it_was_read_is_refused(monkeypatch, org
     seat = seat_of(card, ana)
     calls = _another_device_writes_first(monkeypatch, organizer, seat, "twos", 6)
     with pytest.raises(Refused, match="cambió mientras tanto") as refused:
-        services.box_write(
-            scorecard_id=card.pk,
-            seat_id=seat.pk,
-            box="twos",
-            value="4",
-            was="",
-            author=organizer,
-        )
+        _box(card, seat, "twos", "4", "", organizer)
     assert refused.value.status == 409
     assert calls[1:] == [False]
     assert seat_of(card, ana).twos == 6
