@@ -67,6 +67,23 @@ def test_outside_a_transaction_the_card_and_its_writes_are_prepared_once(client,
 
 
 @on_postgres
+def test_the_prepared_statements_are_planned_once_not_per_execution(client, written):
+    card = written
+    for n in range(8):  # PostgreSQL's default plans the first five executions anew
+        was, value = ("2", "3") if n % 2 == 0 else ("3", "2")
+        assert _write_and_look(client, card, "ones", value, card.version + 1 + n, was=was)
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW plan_cache_mode")
+        assert cursor.fetchone() == ("force_generic_plan",)
+        cursor.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+            " WHERE name LIKE 'dados%%' AND statement LIKE '%%INSERT INTO%%'"
+        )
+        plans = cursor.fetchall()
+    assert plans and all(generic >= 8 and custom == 0 for generic, custom in plans)
+
+
+@on_postgres
 def test_statements_the_server_forgot_are_prepared_again(client, written):
     card = written
     with connection.cursor() as cursor:
@@ -108,7 +125,7 @@ def test_a_connection_whose_statements_keep_vanishing_stops_preparing(transactio
         forgetful = _ForgetfulCursor(cursor)
         prepared.execute(forgetful, sql, [41])
         assert forgetful.fetchall() == [(42,)]
-        assert prepared._prepared(connection) is None
+        assert prepared._prepared(connection, cursor) is None
     with CaptureQueriesContext(connection) as queries, connection.cursor() as cursor:
         prepared.execute(cursor, sql, [1])
         assert cursor.fetchall() == [(2,)]
@@ -125,4 +142,5 @@ def test_a_statement_a_migration_made_stale_is_prepared_anew(transactional_db):
         cursor.execute("ALTER TABLE dados_t ADD COLUMN x integer DEFAULT 7")
         prepared.execute(cursor, "SELECT * FROM dados_t WHERE id = %s", [1])
         assert cursor.fetchall() == [(1, 7)]
-    assert prepared._prepared(connection)  # still preparing
+    with connection.cursor() as cursor:
+        assert prepared._prepared(connection, cursor)  # still preparing
