@@ -2,6 +2,23 @@ from django.conf import settings
 from django.utils import translation
 from django.utils.cache import patch_vary_headers
 
+from dados.sqlite.base import synced_before_answer
+
+
+class SyncedBeforeAnswerMiddleware:
+    """First of all: what a request committed to SQLite is on disk before its answer
+    leaves, and the disk writes while the answer is built (dados.sqlite.base).
+
+    A sync that fails is an error (500), after the other middleware has run.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        with synced_before_answer():
+            return self.get_response(request)
+
 
 class LanguageMiddleware:
     """Spanish unless the person chose another language with the switch.

@@ -134,6 +134,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: a write's answer leaves only once it is on disk (SQLite's sync waits here).
+    "dados.middleware.SyncedBeforeAnswerMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -260,3 +260,129 @@ def test_a_database_not_in_wal_mode_keeps_full(transactional_db, monkeypatch):
     with transaction.atomic():
         UserFactory(username="carla")
     assert len(synced) == 1
+
+
+@pytest.fixture
+def recorded_syncs(transactional_db, monkeypatch):
+    """The connection past its first transaction (which keeps FULL); every writeback
+    started and every fdatasync, in order."""
+    from dados.sqlite import base
+
+    with transaction.atomic():
+        UserFactory(username="ana")
+    calls = []
+    monkeypatch.setattr(base, "_start_writeback", lambda fd: calls.append(("start", fd)) or True)
+    monkeypatch.setattr(base, "_datasync", lambda fd: calls.append(("sync", fd)))
+    return calls
+
+
+def _wal_fd_path(fd) -> str:
+    return os.readlink(f"/proc/self/fd/{fd}")
+
+
+def test_in_a_request_a_commit_starts_its_sync_and_the_end_finishes_it(recorded_syncs):
+    from dados.sqlite.base import synced_before_answer
+
+    calls = recorded_syncs
+    wal = os.path.realpath(f"{connection.settings_dict['NAME']}-wal")
+    with synced_before_answer():
+        with transaction.atomic():
+            UserFactory(username="ben")
+        assert [kind for kind, _fd in calls] == ["start"]
+        assert _wal_fd_path(calls[0][1]) == wal
+        assert not _taken(_queue_path())  # the next writer need not wait for the disk
+        with transaction.atomic():
+            UserFactory(username="carla")
+        assert [kind for kind, _fd in calls] == ["start", "start"]
+    # One fdatasync covers both commits: the WAL's frames are in one file.
+    assert [kind for kind, _fd in calls] == ["start", "start", "sync"]
+    assert _wal_fd_path(calls[2][1]) == wal
+    assert _synchronous() == FULL
+
+
+def test_outside_a_request_or_without_sync_file_range_a_commit_syncs_at_once(
+    recorded_syncs, monkeypatch
+):
+    from dados.sqlite import base
+
+    calls = recorded_syncs
+    with transaction.atomic():  # a management command, a shell
+        UserFactory(username="ben")
+    assert [kind for kind, _fd in calls] == ["sync"]
+    monkeypatch.setattr(base, "_start_writeback", None)  # not Linux
+    with base.synced_before_answer():
+        with transaction.atomic():
+            UserFactory(username="carla")
+        assert [kind for kind, _fd in calls] == ["sync", "sync"]
+    assert len(calls) == 2
+    # A kernel that refuses to start the writeback: synced at once as well.
+    monkeypatch.setattr(base, "_start_writeback", lambda fd: False)
+    with base.synced_before_answer():
+        with transaction.atomic():
+            UserFactory(username="dora")
+        assert len(calls) == 3
+
+
+def test_a_connection_closed_before_the_end_syncs_as_it_closes(recorded_syncs):
+    from dados.sqlite.base import synced_before_answer
+
+    calls = recorded_syncs
+    with synced_before_answer():
+        with transaction.atomic():
+            UserFactory(username="ben")
+        connection.close()
+        assert [kind for kind, _fd in calls] == ["start", "sync"]
+    assert len(calls) == 2  # nothing left to sync at the end
+
+
+def test_a_sync_that_fails_at_close_fails_the_request_at_its_end(recorded_syncs, monkeypatch):
+    from django.db import OperationalError
+
+    from dados.sqlite import base
+
+    def failing(fd):
+        raise OSError(5, "Input/output error")
+
+    with pytest.raises(OperationalError, match="could not be synced"):
+        with base.synced_before_answer():
+            with transaction.atomic():
+                UserFactory(username="ben")
+            monkeypatch.setattr(base, "_datasync", failing)
+            connection.close()
+    monkeypatch.undo()
+    with base.synced_before_answer():  # raised once, not again
+        pass
+
+
+def test_a_write_whose_sync_fails_is_answered_with_an_error_not_ok(recorded_syncs, monkeypatch):
+    """Through the whole middleware stack: the box write commits, its sync fails when the
+    answer is ready, and the organizer gets a 500, never the 200 of a saved box."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from dados.sqlite import base
+    from scorecards.models import Seat
+    from tests.factories import make_scorecard
+
+    organizer = UserFactory(username="olga")
+    card = make_scorecard(organizer, n=2)
+    seat = card.seats.order_by("order").first()
+    client = Client(raise_request_exception=False)
+    client.force_login(organizer)
+    calls = recorded_syncs
+    calls.clear()
+
+    def failing(fd):
+        calls.append(("sync", fd))
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(base, "_datasync", failing)
+    response = client.post(
+        reverse("box", args=[card.pk, seat.pk, "ones"]),
+        {"value": "3", "was": "", "version": card.version},
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 500
+    assert [kind for kind, _fd in calls][-2:] == ["start", "sync"]
+    monkeypatch.undo()
+    assert Seat.objects.get(pk=seat.pk).ones == 3  # committed, though not known to be on disk
