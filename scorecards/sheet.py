@@ -119,7 +119,7 @@ def render(scorecard, can_edit, *, error=None) -> tuple[str, bool]:
 def written_html(scorecard, recorded) -> str:
     """What one write changed, as out-of-band swaps for the page that made it.
 
-    The changed box rows and the sums, positions, the version (poll and undo), what is
+    The changed boxes' cells and the sums, positions, the version (poll and undo), what is
     missing, and the new log entry on top of «Últimos cambios»; the error of an earlier
     refused write goes away. Only correct when that page showed the version just before
     this write: the view checks it, and answers with the whole sheet otherwise.
@@ -130,8 +130,9 @@ def written_html(scorecard, recorded) -> str:
     seats = scorecard.seat_list
     base = card_url(scorecard.pk)
     words = _words(get_language())
-    changed = {box for _seat, box, _old, _new in recorded.items}
-    rows = table_rows(scorecard, seats, base, True, boxes=changed, oob=OOB)
+    cells = {(seat.pk, box) for seat, box, _old, _new in recorded.items}
+    changed = {box for _seat, box in cells}
+    rows = table_rows(scorecard, seats, base, True, boxes=changed, cells=cells, oob=OOB)
     players = {seat.pk: seat.player.name for seat in seats}
     change = _entry(
         recorded.kind,
@@ -146,8 +147,11 @@ def written_html(scorecard, recorded) -> str:
     version = scorecard.version
     return "".join(
         [
+            # Cells and rows in templates of their own: a <tr> after a <td> would not parse.
             "<template>",
-            *rows,
+            *(row for row in rows if row.startswith("<td")),
+            "</template><template>",
+            *(row for row in rows if not row.startswith("<td")),
             "</template>\n",
             poll_html(base, version, OOB),
             f'\n<div id="sheet-alert"{OOB}></div>\n',
@@ -243,11 +247,14 @@ def table(scorecard, seats, base, can_edit) -> str:
     )
 
 
-def table_rows(scorecard, seats, base, can_edit, *, boxes=None, oob="") -> list[str]:
-    """The table's rows, each with an id; with boxes, only theirs and the sums.
+def table_rows(
+    scorecard, seats, base, can_edit, *, boxes=None, cells=None, oob=""
+) -> list[str]:
+    """The table's rows, each with an id; with boxes, only theirs and the sums; with
+    cells ({(seat id, box), ...}), only those cells of the boxes' rows.
 
-    oob is an attribute every row gets (hx-swap-oob) when a write answers with just the
-    rows it changed.
+    oob is an attribute every row (or cell) gets (hx-swap-oob) when a write answers with
+    just what it changed.
     """
     words = _words(get_language())
     blank = words["blank"]
@@ -261,32 +268,10 @@ def table_rows(scorecard, seats, base, can_edit, *, boxes=None, oob="") -> list[
             f"{''.join(cells)}</tr>"
         )
 
-    columns = [
-        (seat, name, f"{base}casilla/{seat.pk}/") for seat, name in zip(seats, names, strict=True)
-    ]
+    columns = list(zip(seats, names, strict=True))
 
     def box_row(box, label):
-        cells = []
-        for seat, name, prefix in columns:
-            value = getattr(seat, box)
-            if value is None:
-                state, shown, said = " blank", '<span aria-hidden="true">·</span>', blank
-            elif value == 0:
-                state, shown, said = " scratched", '<span class="zero">0</span>', 0
-            else:
-                state, shown, said = "", value, value
-            aria = f"{label} — {name}: {said}"
-            if can_edit:
-                url = f"{prefix}{box}/"
-                cells.append(
-                    f'<td><a class="cell{state}" href="{url}" hx-get="{url}" hx-target="#picker"'
-                    f' hx-push-url="false" aria-label="{aria}">{shown}</a></td>'
-                )
-            else:
-                cells.append(
-                    f'<td><span class="cell{state}"><span aria-hidden="true">{shown}</span>'
-                    f'<span class="visually-hidden">{aria}</span></span></td>'
-                )
+        cells = (box_cell(seat, name, box, label, blank, base, can_edit) for seat, name in columns)
         return f'<tr id="row-{box}"{oob}><th scope="row">{label}</th>{"".join(cells)}</tr>'
 
     def upper_bonus(t):
@@ -313,8 +298,16 @@ def table_rows(scorecard, seats, base, can_edit, *, boxes=None, oob="") -> list[
             )
         return html + "</td>"
 
+    def box_cells(box, label):
+        return "".join(
+            box_cell(seat, name, box, label, blank, base, can_edit, oob)
+            for seat, name in columns
+            if (seat.pk, box) in cells
+        )
+
+    row = box_row if cells is None else box_cells
     rows = [
-        box_row(c.value, words[c.value]) if boxes is None or c.value in boxes else None
+        row(c.value, words[c.value]) if boxes is None or c.value in boxes else None
         for c in Category
     ]
     # With boxes, a sum row only if one of them counts in it: the upper sum and its bonus
@@ -335,6 +328,30 @@ def table_rows(scorecard, seats, base, can_edit, *, boxes=None, oob="") -> list[
         sum_row("place", places_row, "place"),
     ]
     return [row for row in rows if row is not None]
+
+
+def box_cell(seat, name, box, label, blank, base, can_edit, oob="") -> str:
+    """One player's box: a link to its picker on the organizer's sheet. Its id lets a
+    write's answer swap in just this cell."""
+    value = getattr(seat, box)
+    if value is None:
+        state, shown, said = " blank", '<span aria-hidden="true">·</span>', blank
+    elif value == 0:
+        state, shown, said = " scratched", '<span class="zero">0</span>', 0
+    else:
+        state, shown, said = "", value, value
+    aria = f"{label} — {name}: {said}"
+    cell = f'<td id="c{seat.pk}-{box}"{oob}>'
+    if can_edit:
+        url = f"{base}casilla/{seat.pk}/{box}/"
+        return (
+            f'{cell}<a class="cell{state}" href="{url}" hx-get="{url}" hx-target="#picker"'
+            f' hx-push-url="false" aria-label="{aria}">{shown}</a></td>'
+        )
+    return (
+        f'{cell}<span class="cell{state}"><span aria-hidden="true">{shown}</span>'
+        f'<span class="visually-hidden">{aria}</span></span></td>'
+    )
 
 
 _UPPER = frozenset(c.value for c in rules.UPPER)

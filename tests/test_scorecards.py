@@ -791,7 +791,8 @@ def oob_write(client, card, seat, box, value, was="", version=None):
 def test_a_write_from_the_current_page_answers_with_what_changed(org_client, card, ana, ben):
     card.refresh_from_db()
     before = card.version
-    response = oob_write(org_client, card, seat_of(card, ana), "fives", "15")
+    seat, other = seat_of(card, ana), seat_of(card, ben)
+    response = oob_write(org_client, card, seat, "fives", "15")
     assert response.status_code == 200
     assert response["HX-Reswap"] == "none"
     # the version it patches: the page drops the patch if a refresh got past it meanwhile
@@ -799,10 +800,15 @@ def test_a_write_from_the_current_page_answers_with_what_changed(org_client, car
     html = response.text
     assert 'id="sheet"' not in html
     assert "<html" not in html
-    # the written box's row (in a template, so table rows parse) and the sum rows it
-    # counts in: an upper box changes the upper sum and its bonus, the total, positions
-    assert html.index("<template>") < html.index('<tr id="row-fives" hx-swap-oob="true">')
+    # the written box's cell (in a template, so table cells parse), not its whole row,
+    # and the sum rows it counts in (in another template: a row after a cell would not
+    # parse): an upper box changes the upper sum and its bonus, the total, positions
+    cell = f'<td id="c{seat.pk}-fives" hx-swap-oob="true">'
+    assert html.index("<template>") < html.index(cell) < html.index("</template><template>")
+    assert html.index("</template><template>") < html.index('<tr id="row-upper" class=')
     assert 'aria-label="Cincos — Ana: 15"' in html
+    assert f'id="c{other.pk}-fives"' not in html
+    assert 'id="row-fives"' not in html
     assert 'id="row-ones"' not in html
     for row in ("upper", "upper_bonus", "total", "place"):
         assert f'<tr id="row-{row}" class=' in html
@@ -883,14 +889,15 @@ def test_a_joker_and_an_undo_answer_with_their_rows(org_client, card, ana):
         headers={"HX-Request": "true"},
     )
     assert response["HX-Reswap"] == "none"
-    assert 'id="row-threes" hx-swap-oob="true"' in response.text
+    assert f'<td id="c{seat.pk}-threes" hx-swap-oob="true">' in response.text
+    assert '<tr id="row-yahtzee_bonuses" class="sum" hx-swap-oob="true">' in response.text
     assert "Ana, Bonus Yahtzee: 0 → 1" in response.text
     card.refresh_from_db()
     response = org_client.post(
         reverse("undo", args=[card.pk]), {"version": card.version}, headers={"HX-Request": "true"}
     )
     assert response["HX-Reswap"] == "none"
-    assert 'id="row-threes" hx-swap-oob="true"' in response.text
+    assert f'<td id="c{seat.pk}-threes" hx-swap-oob="true">' in response.text
     assert "deshizo un cambio" in response.text
     seat.refresh_from_db()
     assert (seat.threes, seat.yahtzee_bonuses) == (None, 0)
