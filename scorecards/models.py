@@ -142,6 +142,9 @@ class Scorecard(models.Model):
     mode = models.CharField(_("modalidad"), max_length=20, default=PRESENCIAL, editable=False)
     # Bumped by every write, so a stale view and a live poll can both tell.
     version = models.PositiveIntegerField(default=0, editable=False)
+    # The order page's one-time token: a second tap on «Crear tarjeta» (or a browser
+    # sending the form again) finds this card instead of making another.
+    creation_token = models.UUIDField(null=True, blank=True, editable=False)
 
     objects = ScorecardQuerySet.as_manager()
 
@@ -152,6 +155,11 @@ class Scorecard(models.Model):
         constraints = [
             models.CheckConstraint(
                 condition=Q(mode="presencial"), name="scorecard_mode_presencial"
+            ),
+            models.UniqueConstraint(
+                fields=["organizer", "creation_token"],
+                condition=Q(creation_token__isnull=False),
+                name="scorecard_created_once",
             ),
         ]
         indexes = [
@@ -386,7 +394,10 @@ def with_seats_sql():
     Each group follows its model's field order, as Model.from_db expects.
     """
     User = get_user_model()
-    card_fields = tuple(f.attname for f in Scorecard._meta.concrete_fields)
+    # All but the creation token, which only creating a card reads (deferred here).
+    card_fields = tuple(
+        f.attname for f in Scorecard._meta.concrete_fields if f.attname != "creation_token"
+    )
     seat_fields = tuple(f.attname for f in Seat._meta.concrete_fields)
     names = {"id", "username", "display_name"}
     user_fields = tuple(f.attname for f in User._meta.concrete_fields if f.attname in names)

@@ -263,8 +263,13 @@ def _set(seat, box, new):
     return (seat, box, old, new)
 
 
-def scorecard_create(*, organizer, players) -> Scorecard:
-    """Create a card with the players in turn order."""
+def scorecard_create(*, organizer, players, token=None) -> Scorecard:
+    """Create a card with the players in turn order.
+
+    With the order page's one-time token, only once: sent again (a double tap, a
+    browser resending the form, two requests at once), it answers with the card the
+    token already made.
+    """
     players = list(players)
     if not 1 <= len(players) <= MAX_PLAYERS:
         raise Refused(_("Elige entre 1 y %(max)s jugadores.") % {"max": MAX_PLAYERS})
@@ -272,12 +277,24 @@ def scorecard_create(*, organizer, players) -> Scorecard:
         raise Refused(_("Un jugador solo puede aparecer una vez."))
     if any(not p.is_active for p in players):
         raise Refused(_("Solo se pueden elegir jugadores activos."))
-    with transaction.atomic():
-        scorecard = Scorecard.objects.create(organizer=organizer)
-        Seat.objects.bulk_create(
-            Seat(scorecard=scorecard, player=p, order=i) for i, p in enumerate(players)
-        )
+    if token is not None and (made := _created_with(organizer, token)):
+        return made
+    try:
+        with transaction.atomic():
+            scorecard = Scorecard.objects.create(organizer=organizer, creation_token=token)
+            Seat.objects.bulk_create(
+                Seat(scorecard=scorecard, player=p, order=i) for i, p in enumerate(players)
+            )
+    except IntegrityError:
+        # The same token's other request created it meanwhile (scorecard_created_once).
+        if token is None or not (made := _created_with(organizer, token)):
+            raise
+        return made
     return scorecard
+
+
+def _created_with(organizer, token) -> Scorecard | None:
+    return Scorecard.objects.filter(organizer=organizer, creation_token=token).first()
 
 
 def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:

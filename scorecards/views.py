@@ -1,6 +1,7 @@
 import csv
 import dataclasses
 import hashlib
+import uuid
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -171,8 +172,19 @@ def scorecard_order(request):
             "starter": players[0] if starter is not None else None,
             "tied": _tied(rounds, players) if starter is None and rounds else [],
             "error": error,
+            # One card per rendering of this page, however often «Crear tarjeta» is sent.
+            "token": uuid.uuid4(),
         },
     )
+
+
+def _token(raw: str) -> uuid.UUID | None:
+    """The order page's one-time token; None (no protection against a second tap, as
+    from a page older than it) when missing or malformed."""
+    try:
+        return uuid.UUID(raw[:40])
+    except ValueError:
+        return None
 
 
 def _query(ids) -> str:
@@ -224,7 +236,9 @@ def scorecard_create(request):
         if len(found) != len(ids) or len(ids) != len(request.POST.getlist("p")):
             raise Refused(_("La lista de jugadores no es válida."))
         scorecard = services.scorecard_create(
-            organizer=request.user, players=[found[i] for i in ids]
+            organizer=request.user,
+            players=[found[i] for i in ids],
+            token=_token(request.POST.get("token", "")),
         )
     except Refused as refused:
         messages.error(request, refused.message)

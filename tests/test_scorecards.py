@@ -1,3 +1,7 @@
+import re
+import threading
+import uuid
+
 import pytest
 from django.db import IntegrityError, connection, transaction
 from django.db.models import ProtectedError
@@ -100,6 +104,85 @@ def test_creating_a_card_makes_the_creator_the_organizer(org_client, organizer, 
     assert card.organizer == organizer
     assert [s.player for s in card.seats.all()] == [ben, ana]
     assert card.mode == "presencial"
+
+
+def _order_token(org_client, *players) -> str:
+    page = org_client.get(reverse("scorecard_order"), {"p": [p.pk for p in players]})
+    match = re.search(r'name="token" value="([0-9a-f-]{36})"', page.text)
+    assert match, "the order page carries a one-time token"
+    return match.group(1)
+
+
+def test_sending_the_order_page_twice_makes_one_card(org_client, organizer, ana, ben):
+    """A double tap on «Crear tarjeta», or the browser sending the form again."""
+    token = _order_token(org_client, ana, ben)
+    sent = {"p": [ana.pk, ben.pk], "token": token}
+    first = org_client.post(reverse("scorecard_create"), sent)
+    second = org_client.post(reverse("scorecard_create"), sent)
+    card = Scorecard.objects.get()
+    assert first.url == second.url == reverse("scorecard", args=[card.pk])
+    assert [s.player for s in card.seats.all()] == [ana, ben]
+    # Another rendering of the page is another card: the organizer meant it.
+    assert _order_token(org_client, ana, ben) != token
+    org_client.post(
+        reverse("scorecard_create"),
+        {"p": [ana.pk, ben.pk], "token": _order_token(org_client, ana, ben)},
+    )
+    assert Scorecard.objects.count() == 2
+
+
+def test_a_token_is_one_organizers_alone(org_client, client, organizer, ana, ben):
+    token = _order_token(org_client, ana, ben)
+    org_client.post(reverse("scorecard_create"), {"p": [ana.pk, ben.pk], "token": token})
+    client.force_login(ana)
+    response = client.post(reverse("scorecard_create"), {"p": [ben.pk], "token": token})
+    mine = Scorecard.objects.get(organizer=ana)
+    assert response.url == reverse("scorecard", args=[mine.pk])
+    assert [s.player for s in mine.seats.all()] == [ben]
+
+
+@pytest.mark.parametrize("token", ["", "zz", "1" * 5000, "../../etc"])
+def test_a_missing_or_malformed_token_still_creates_the_card(org_client, ana, token):
+    response = org_client.post(reverse("scorecard_create"), {"p": [ana.pk], "token": token})
+    card = Scorecard.objects.get()
+    assert response.url == reverse("scorecard", args=[card.pk])
+    assert card.creation_token is None
+
+
+def test_two_requests_with_one_token_at_once_make_one_card(transactional_db, ana, ben):
+    """The second waits for the first's unique index entry, fails on it and answers
+    with the first one's card."""
+    organizer = UserFactory(username="olga")
+    token = uuid.uuid4()
+    barrier = threading.Barrier(2)
+    made = []
+
+    def create():
+        barrier.wait()
+        try:
+            made.append(
+                services.scorecard_create(organizer=organizer, players=[ana, ben], token=token)
+            )
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=create) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(made) == 2
+    assert made[0].pk == made[1].pk == Scorecard.objects.get().pk
+    assert Seat.objects.count() == 2
+
+
+def test_the_database_refuses_a_second_card_for_one_token(db, organizer):
+    token = uuid.uuid4()
+    Scorecard.objects.create(organizer=organizer, creation_token=token)
+    Scorecard.objects.create(organizer=organizer)  # no token: as many as one likes
+    Scorecard.objects.create(organizer=organizer)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Scorecard.objects.create(organizer=organizer, creation_token=token)
 
 
 @pytest.mark.parametrize(
