@@ -247,9 +247,7 @@ def table(scorecard, seats, base, can_edit) -> str:
     )
 
 
-def table_rows(
-    scorecard, seats, base, can_edit, *, boxes=None, cells=None, oob=""
-) -> list[str]:
+def table_rows(scorecard, seats, base, can_edit, *, boxes=None, cells=None, oob="") -> list[str]:
     """The table's rows, each with an id; with boxes, only theirs and the sums; with
     cells ({(seat id, box), ...}), only those cells of the boxes' rows.
 

@@ -80,7 +80,8 @@ def test_the_prepared_statements_are_planned_once_not_per_execution(client, writ
             " WHERE name LIKE 'dados%%' AND statement LIKE '%%INSERT INTO%%'"
         )
         plans = cursor.fetchall()
-    assert plans and all(generic >= 8 and custom == 0 for generic, custom in plans)
+    assert plans
+    assert all(generic >= 8 and custom == 0 for generic, custom in plans)
 
 
 @on_postgres

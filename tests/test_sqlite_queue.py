@@ -343,12 +343,15 @@ def test_a_sync_that_fails_at_close_fails_the_request_at_its_end(recorded_syncs,
     def failing(fd):
         raise OSError(5, "Input/output error")
 
-    with pytest.raises(OperationalError, match="could not be synced"):
+    def write_then_close_failing():
         with base.synced_before_answer():
             with transaction.atomic():
                 UserFactory(username="ben")
             monkeypatch.setattr(base, "_datasync", failing)
             connection.close()
+
+    with pytest.raises(OperationalError, match="could not be synced"):
+        write_then_close_failing()
     monkeypatch.undo()
     with base.synced_before_answer():  # raised once, not again
         pass
