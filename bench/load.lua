@@ -70,6 +70,7 @@ function request()
       end
       cell.flipped = not cell.flipped
       local body = "value=" .. value .. "&was=" .. was .. "&version=" .. (seen[cell.card] or "")
+         .. "&answer=cells"
       return wrk.format("POST", cell.path, headers, body)
    end
    position = position % #formatted + 1

@@ -80,7 +80,12 @@ def main(argv=None) -> int:
         # As the organizer's page does: the value it showed and the version it was at.
         now = state["chance"]
         state["chance"] = new = choices[0] if now != choices[0] else choices[1]
-        body = {"value": new, "was": "" if now is None else now, "version": state["version"]}
+        body = {
+            "value": new,
+            "was": "" if now is None else now,
+            "version": state["version"],
+            "answer": "cells",
+        }
         response = client.post(
             f"/tarjetas/{card.pk}/casilla/{seat.pk}/chance/",
             urlencode(body),  # as htmx sends it

@@ -534,7 +534,7 @@ class Load:
         if data["mode"] == "toggle":
             path, current, other = data["cells"][0]
             version = data["versions"][int(path.split("/")[2])]
-            body = f"value={other}&was={current}&version={version}"
+            body = f"value={other}&was={current}&version={version}&answer=cells"
             method, headers = "POST", data["headers"]
         else:
             method, path, headers, body = data["requests"][0]

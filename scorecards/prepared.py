@@ -71,7 +71,10 @@ def execute(cursor, sql, params) -> None:
                 cursor.execute(f"DEALLOCATE {name}")
                 names.discard(name)
             elif _state(error) == UNKNOWN_STATEMENT:
-                names.clear()  # the server forgot them: prepare again
+                # The server forgot them (a pooler's DISCARD ALL resets settings too):
+                # plan once and prepare again.
+                names.clear()
+                _plan_once(cursor)
             else:
                 raise
     # Forgotten again at once: a pooler hands this connection another server connection
@@ -86,9 +89,13 @@ def _prepared(connection, cursor) -> set[str] | None:
     raw = connection.connection
     known = getattr(connection, "_dados_prepared", None)
     if known is None or known[0] is not raw:
-        cursor.execute("SET plan_cache_mode = force_generic_plan")
+        _plan_once(cursor)
         known = connection._dados_prepared = (raw, set())
     return known[1]
+
+
+def _plan_once(cursor) -> None:
+    cursor.execute("SET plan_cache_mode = force_generic_plan")
 
 
 def _stop_preparing(connection) -> None:

@@ -268,7 +268,9 @@ def scorecard_create(*, organizer, players, token=None) -> Scorecard:
 
     With the order page's one-time token, only once: sent again (a double tap, a
     browser resending the form, two requests at once), it answers with the card the
-    token already made.
+    token already made, if that card is still in progress with the same players in the
+    same order. Otherwise (the page came back from the browser's history after that game
+    ended) it is a new card, without the token.
     """
     players = list(players)
     if not 1 <= len(players) <= MAX_PLAYERS:
@@ -278,7 +280,9 @@ def scorecard_create(*, organizer, players, token=None) -> Scorecard:
     if any(not p.is_active for p in players):
         raise Refused(_("Solo se pueden elegir jugadores activos."))
     if token is not None and (made := _created_with(organizer, token)):
-        return made
+        if _same_game(made, players):
+            return made
+        token = None
     try:
         with transaction.atomic():
             scorecard = Scorecard.objects.create(organizer=organizer, creation_token=token)
@@ -289,12 +293,20 @@ def scorecard_create(*, organizer, players, token=None) -> Scorecard:
         # The same token's other request created it meanwhile (scorecard_created_once).
         if token is None or not (made := _created_with(organizer, token)):
             raise
-        return made
+        if _same_game(made, players):
+            return made
+        return scorecard_create(organizer=organizer, players=players)
     return scorecard
 
 
 def _created_with(organizer, token) -> Scorecard | None:
     return Scorecard.objects.filter(organizer=organizer, creation_token=token).first()
+
+
+def _same_game(scorecard, players) -> bool:
+    """Whether scorecard is still in progress with these players in this order."""
+    seated = scorecard.seats.order_by("order").values_list("player_id", flat=True)
+    return not scorecard.is_finalized and list(seated) == [p.pk for p in players]
 
 
 def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:

@@ -110,6 +110,7 @@ def render(scorecard, can_edit, *, error=None) -> tuple[str, bool]:
     if can_edit:  # only the organizer's sheet has the actions and says what is missing
         problems = [(s.player.name, problems) for s in seats if (problems := s.problems)]
         context["version"] = mark_safe(version_html(version))
+        context["answer_format"] = mark_safe(ANSWER_FORMAT)
         context["undo"] = mark_safe(undo_html(bool(changes), words))
         context["problems"] = mark_safe(problems_html(problems, words, is_open=bool(error)))
     html = render_to_string("scorecards/card.html#sheet", context)
@@ -178,6 +179,12 @@ def poll_html(base, version, oob="") -> str:
         ' hx-trigger="every 3s"'
         f' hx-target="#sheet" hx-swap="outerHTML"{oob}></div>'
     )
+
+
+# Sent with every write by a sheet whose cells have ids (with the version, through the
+# forms' hx-include): only such a sheet gets the written cells alone. A page rendered
+# before the cells had ids (open during a deploy) sends none and gets the whole sheet.
+ANSWER_FORMAT = '<input type="hidden" id="sheet-answer" name="answer" value="cells">'
 
 
 def version_html(version, oob="") -> str:

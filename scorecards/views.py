@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
@@ -76,7 +77,8 @@ def _refused(request, scorecard_pk, refused: Refused):
 def _saved(request, scorecard):
     """Answer a write: on the page that made it, only what changed, if that page was current.
 
-    The page sends the version it shows; when the write came right after it, the answer
+    The page sends the version it shows (and the answer format it understands); when the
+    write came right after it, the answer
     is the changed rows and parts, swapped in out of band (HX-Reswap: none): under half
     the whole sheet's rendering time and size. Otherwise (another device wrote in
     between, or nothing was written) it is the whole sheet.
@@ -84,7 +86,11 @@ def _saved(request, scorecard):
     if not request.htmx:
         return redirect("scorecard", pk=scorecard.pk)
     recorded = getattr(scorecard, "recorded", None)
-    if recorded and request.POST.get("version") == str(scorecard.version - 1):
+    if (
+        recorded
+        and request.POST.get("version") == str(scorecard.version - 1)
+        and request.POST.get("answer") == "cells"  # the page's cells have ids
+    ):
         response = HttpResponse(sheet.written_html(scorecard, recorded))
         response["HX-Reswap"] = "none"
         # The page drops the patch if a live refresh brought it past this version meanwhile.
@@ -130,6 +136,7 @@ def _ids(raw_values) -> list[int]:
 
 @login_required
 @require_GET
+@never_cache  # a page from the browser's history would send an old creation token
 def scorecard_order(request):
     """Set the seating order, and optionally «¿Quién empieza?», before creating the card."""
     User = get_user_model()

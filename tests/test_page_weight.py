@@ -71,7 +71,7 @@ def test_every_htmx_fragment_fits_in_5_kb(six_player_card):
     # With it: only what changed, out of band.
     fragments["write, out of band"] = client.post(
         reverse("box", args=[card.pk, seat.pk, "threes"]),
-        {"value": "6", "was": "", "version": card.version},
+        {"value": "6", "was": "", "version": card.version, "answer": "cells"},
         headers=htmx,
     )
     assert fragments["write, out of band"]["HX-Reswap"] == "none"

@@ -31,7 +31,7 @@ def _write_and_look(client, card, box, value, version, was=""):
     seat = card.seats.first()
     response = client.post(
         reverse("box", args=[card.pk, seat.pk, box]),
-        {"value": value, "was": was, "version": version},
+        {"value": value, "was": was, "version": version, "answer": "cells"},
         headers={"HX-Request": "true"},
     )
     assert response.status_code == 200
@@ -88,10 +88,15 @@ def test_the_prepared_statements_are_planned_once_not_per_execution(client, writ
 def test_statements_the_server_forgot_are_prepared_again(client, written):
     card = written
     with connection.cursor() as cursor:
-        cursor.execute("DEALLOCATE ALL")  # what a connection pooler's reset does
+        cursor.execute("DISCARD ALL")  # what a connection pooler's reset does
+        cursor.execute("SHOW plan_cache_mode")
+        assert cursor.fetchone() == ("auto",)
     assert _server_statements() == set()
     assert _write_and_look(client, card, "twos", "4", card.version + 1) == 4
     assert _server_statements()
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW plan_cache_mode")
+        assert cursor.fetchone() == ("force_generic_plan",)
 
 
 def test_inside_a_transaction_and_on_sqlite_queries_run_as_written(db, django_user_model):

@@ -176,6 +176,53 @@ def test_two_requests_with_one_token_at_once_make_one_card(transactional_db, ana
     assert Seat.objects.count() == 2
 
 
+def test_a_request_that_loses_the_race_answers_with_the_winners_card(
+    org_client, organizer, ana, ben, monkeypatch
+):
+    """Its check found no card yet; by its insert the other request's card was there."""
+    token = uuid.uuid4()
+    first = services.scorecard_create(organizer=organizer, players=[ana, ben], token=token)
+    found = services._created_with
+    calls = []
+
+    def not_yet_then_found(organizer, token):
+        calls.append(token)
+        return None if len(calls) == 1 else found(organizer, token)
+
+    monkeypatch.setattr(services, "_created_with", not_yet_then_found)
+    again = services.scorecard_create(organizer=organizer, players=[ana, ben], token=token)
+    assert len(calls) == 2  # the check, then the lookup after the IntegrityError
+    assert again.pk == first.pk
+    assert Scorecard.objects.count() == 1
+
+
+@pytest.mark.parametrize("then", ["finalized", "other players", "other order"])
+def test_an_old_token_for_another_game_makes_a_new_card(org_client, organizer, ana, ben, then):
+    """The order page back from the browser's history after that game: a new game."""
+    token = _order_token(org_client, ana, ben)
+    org_client.post(reverse("scorecard_create"), {"p": [ana.pk, ben.pk], "token": token})
+    first = Scorecard.objects.get()
+    players = [ana.pk, ben.pk]
+    if then == "finalized":
+        fill(first)
+        services.scorecard_finalize(scorecard_id=first.pk)
+    elif then == "other players":
+        players = [ana.pk]
+    else:
+        players = [ben.pk, ana.pk]
+    response = org_client.post(reverse("scorecard_create"), {"p": players, "token": token})
+    second = Scorecard.objects.exclude(pk=first.pk).get()
+    assert response.url == reverse("scorecard", args=[second.pk])
+    assert [s.player_id for s in second.seats.all()] == players
+    assert second.creation_token is None
+
+
+def test_the_order_page_is_not_kept_by_the_browser(org_client, ana):
+    page = org_client.get(reverse("scorecard_order"), {"p": [ana.pk]})
+    assert "no-store" in page["Cache-Control"]
+    assert 'autocomplete="off"' in page.text
+
+
 def test_the_database_refuses_a_second_card_for_one_token(db, organizer):
     token = uuid.uuid4()
     Scorecard.objects.create(organizer=organizer, creation_token=token)
@@ -793,7 +840,7 @@ def test_the_card_page_and_a_write_cost_the_same_for_2_and_8_players(
     with django_assert_num_queries(2 + writes):
         response = client.post(
             reverse("box", args=[card.pk, seat.pk, "threes"]),
-            {"value": "3", "was": "", "version": card.version},
+            {"value": "3", "was": "", "version": card.version, "answer": "cells"},
             headers={"HX-Request": "true"},
         )
     assert response["HX-Reswap"] == "none"
@@ -866,7 +913,12 @@ def oob_write(client, card, seat, box, value, was="", version=None):
     card.refresh_from_db()
     return client.post(
         reverse("box", args=[card.pk, seat.pk, box]),
-        {"value": value, "was": was, "version": card.version if version is None else version},
+        {
+            "value": value,
+            "was": was,
+            "version": card.version if version is None else version,
+            "answer": "cells",
+        },
         headers={"HX-Request": "true"},
     )
 
@@ -954,6 +1006,26 @@ def test_a_write_without_a_usable_version_gets_the_whole_sheet(org_client, card,
     assert Seat.objects.get(pk=seat_of(card, ana).pk).twos == 4
 
 
+def test_a_write_from_a_page_whose_cells_have_no_ids_gets_the_whole_sheet(org_client, card, ana):
+    """A page rendered before the cells had ids, open during a deploy, sends no answer
+    format: the written cells alone would find nothing to replace there."""
+    page = org_client.get(reverse("scorecard", args=[card.pk])).text
+    assert '<input type="hidden" id="sheet-answer" name="answer" value="cells">' in page
+    seat = seat_of(card, ana)
+    picker = org_client.get(reverse("box", args=[card.pk, seat.pk, "twos"])).text
+    assert 'hx-include="#sheet-version, #sheet-answer"' in picker
+    card.refresh_from_db()
+    response = org_client.post(
+        reverse("box", args=[card.pk, seat.pk, "twos"]),
+        {"value": "4", "was": "", "version": card.version},
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 200
+    assert "HX-Reswap" not in response
+    assert 'id="sheet"' in response.text
+    assert f'id="c{seat.pk}-twos"' in response.text  # from now on the page has them
+
+
 def test_a_retried_write_gets_the_whole_sheet(org_client, card, ana):
     assert oob_write(org_client, card, seat_of(card, ana), "twos", "4")["HX-Reswap"] == "none"
     # the answer was lost and the page retries: nothing to write, the whole sheet
@@ -968,7 +1040,7 @@ def test_a_joker_and_an_undo_answer_with_their_rows(org_client, card, ana):
     card.refresh_from_db()
     response = org_client.post(
         reverse("joker", args=[card.pk, seat.pk]),
-        {"face": "3", "box": "threes", "version": card.version},
+        {"face": "3", "box": "threes", "version": card.version, "answer": "cells"},
         headers={"HX-Request": "true"},
     )
     assert response["HX-Reswap"] == "none"
@@ -977,7 +1049,9 @@ def test_a_joker_and_an_undo_answer_with_their_rows(org_client, card, ana):
     assert "Ana, Bonus Yahtzee: 0 → 1" in response.text
     card.refresh_from_db()
     response = org_client.post(
-        reverse("undo", args=[card.pk]), {"version": card.version}, headers={"HX-Request": "true"}
+        reverse("undo", args=[card.pk]),
+        {"version": card.version, "answer": "cells"},
+        headers={"HX-Request": "true"},
     )
     assert response["HX-Reswap"] == "none"
     assert f'<td id="c{seat.pk}-threes" hx-swap-oob="true">' in response.text

@@ -353,8 +353,29 @@ def test_a_sync_that_fails_at_close_fails_the_request_at_its_end(recorded_syncs,
     with pytest.raises(OperationalError, match="could not be synced"):
         write_then_close_failing()
     monkeypatch.undo()
-    with base.synced_before_answer():  # raised once, not again
-        pass
+    assert connection._sync_error is None  # raised once, not again
+    with transaction.atomic():  # the connection's first transaction again: FULL
+        UserFactory(username="carla")
+    synced = []
+    monkeypatch.setattr(base, "_start_writeback", lambda fd: True)
+    monkeypatch.setattr(base, "_datasync", synced.append)
+    with base.synced_before_answer(), transaction.atomic():
+        UserFactory(username="dora")
+    assert len(synced) == 1  # the next request's commit is synced, and nothing raised
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/fd"), reason="Linux's sync_file_range")
+def test_the_kernel_starts_the_writeback(tmp_path):
+    from dados.sqlite import base
+
+    fd = os.open(tmp_path / "wal", os.O_RDWR | os.O_CREAT)
+    try:
+        os.write(fd, b"frame" * 1000)
+        assert base._start_writeback is not None
+        assert base._start_writeback(fd) is True
+        assert base._start_writeback(-1) is False  # a bad file: the caller syncs at once
+    finally:
+        os.close(fd)
 
 
 def test_a_write_whose_sync_fails_is_answered_with_an_error_not_ok(recorded_syncs, monkeypatch):

@@ -20,20 +20,22 @@ The fsync of a commit happens after the write lock is let go. With synchronous=F
 one's disk flush as well. A transaction begun here instead runs with
 synchronous=NORMAL, whose COMMIT is the same minus that one sync of the WAL (SQLite's
 documentation of PRAGMA synchronous), and this connection then fdatasyncs the WAL file
-itself, before Django's commit returns: nothing is acknowledged before it is on disk,
-as with FULL, but the other worker writes meanwhile (bench/RESULTS.md). Its WAL frames
-are appended after this one's, and the sync of any later commit flushes this one's too.
-Checkpoints and restarts of the WAL are synced by SQLite as in FULL. Another
-connection may read the commit during its own sync, a fraction of a millisecond. The
-first transaction of a connection, and statements outside transactions, keep FULL.
+itself, before Django's commit returns (outside requests; see below): nothing is
+acknowledged before it is on disk, as with FULL, but the other worker writes meanwhile
+(bench/RESULTS.md). Its WAL frames are appended after this one's, and the sync of any
+later commit flushes this one's too. Checkpoints and restarts of the WAL are synced by
+SQLite as in FULL. The first transaction of a connection, and statements outside
+transactions, keep FULL.
 
 Inside a request (synced_before_answer, entered by the first middleware) that sync
 waits until the answer is ready to leave: the commit only asks the kernel to start
 writing the WAL's new frames out (sync_file_range, Linux), the view builds its answer
 meanwhile, and the fdatasync when the request is done then mostly waits for the disk's
 cache flush alone (0.12 ms for a write's 40 KB at once, 0.05 ms when its writing began
-0.3 ms earlier: bench/RESULTS.md). The answer still leaves only after the sync, and a
-failed sync still fails the request; on_commit callbacks run before it.
+0.3 ms earlier: bench/RESULTS.md). The request that wrote answers only after the sync,
+and a failed sync fails it. Until then (the rest of that request, about a millisecond)
+other connections can already read the commit, and another device may be shown it
+before it is on disk; on_commit callbacks also run before the sync.
 """
 
 import ctypes
@@ -101,7 +103,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
     _wal_fd = None  # the WAL file, opened inside this connection's first transaction
     _wal_checked = False  # whether that was tried (not WAL mode, no file: FULL throughout)
     _sync_after_commit = False  # this transaction commits with NORMAL: sync the WAL after
-    _unsynced = False  # its last commit's sync waits for synced_before_answer's end
+    _sync_pending = False  # its last commit's sync waits for synced_before_answer's end
     _sync_error = None  # a sync that failed when the connection closed, not yet raised
 
     def get_new_connection(self, conn_params):
@@ -189,19 +191,21 @@ class DatabaseWrapper(base.DatabaseWrapper):
         nothing is answered before it is on disk."""
         unsynced = _unsynced.get()
         if unsynced is not None and _start_writeback and _start_writeback(self._wal_fd):
-            self._unsynced = True
+            self._sync_pending = True
             unsynced.append(self)
         else:
             self._sync_wal()
 
     def sync_commit(self):
         """Finish the sync the last commit started; raise if it (or one at close) failed."""
-        error, self._sync_error = self._sync_error, None
+        try:
+            if self._sync_pending:
+                self._sync_pending = False
+                self._sync_wal()
+        finally:
+            error, self._sync_error = self._sync_error, None
         if error is not None:
             raise self._sync_failed(error)
-        if self._unsynced:
-            self._unsynced = False
-            self._sync_wal()
 
     def _sync_wal(self):
         try:
@@ -240,8 +244,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 self._sync_after_commit = False
 
     def _close(self):
-        if self._unsynced:  # closed before the request's end: its sync cannot wait
-            self._unsynced = False
+        if self._sync_pending:  # closed before the request's end: its sync cannot wait
+            self._sync_pending = False
             try:
                 _datasync(self._wal_fd)
             except OSError as error:
