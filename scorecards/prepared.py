@@ -14,15 +14,16 @@ server connection every time), that connection stops preparing and runs plain SQ
 Inside a transaction, queries run as they are.
 
 A connection that prepares also plans them once: plan_cache_mode = force_generic_plan.
-Every one of them finds its rows by key, so the plan is the same whatever the values;
-left to its default, PostgreSQL kept planning the box write anew on some executions under
-load (8.7 % of its CPU during the benchmark's writes), and the setting made a write
-0.2 ms faster in-process. It also applies to the triggers' and foreign keys' queries.
+Every one of them finds its rows by key, so the plan is the same whatever the values.
+It also applies to the triggers' and foreign keys' queries. Under the benchmark's
+writes, PostgreSQL's cached plans took 3.2 % of its CPU with the default and 1.4 % with
+this setting, and in-process a box write went from 2.06 and 2.18 ms to 1.89 and 1.87 ms
+(bench/RESULTS.md).
 
-On SQLite, whose driver keeps its own
-statement cache, they go straight to the driver unless queries are being logged
-(DEBUG, or a test counting them): Django's cursor rewrites the placeholders of every
-statement anew, and each of a write's five statements pays for it.
+On SQLite, whose driver keeps its own statement cache, they go straight to the driver
+unless queries are being logged (DEBUG, or a test counting them): Django's cursor
+rewrites the placeholders of every statement anew, and each of a write's five
+statements pays for it.
 """
 
 import functools
