@@ -78,9 +78,9 @@ def _saved(request, scorecard):
     """Answer a write: on the page that made it, only what changed, if that page was current.
 
     The page sends the version it shows (and the answer format it understands); when the
-    write came right after it, the answer
-    is the changed rows and parts, swapped in out of band (HX-Reswap: none): under half
-    the whole sheet's rendering time and size. Otherwise (another device wrote in
+    write came right after it, the answer is the written cells, the sums and the other
+    changed parts, swapped in out of band (HX-Reswap: none): a fraction of the whole
+    sheet's rendering time and size. Otherwise (another device wrote in
     between, or nothing was written) it is the whole sheet.
     """
     if not request.htmx:
