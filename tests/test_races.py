@@ -2,6 +2,7 @@
 
 import threading
 import time
+import uuid
 
 import pytest
 from django.db import connection, transaction
@@ -11,6 +12,15 @@ from scorecards import services
 from scorecards.models import ChangeItem, Scorecard, Seat
 from scorecards.services import Refused
 from tests.factories import UserFactory, enter, fill, make_scorecard
+
+
+def _at_once(target, args_list):
+    """target(*args) for each args in its own thread, all started together; waits for all."""
+    threads = [threading.Thread(target=target, args=args) for args in args_list]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 def test_concurrent_writes_to_different_boxes_are_all_kept(transactional_db):
@@ -27,11 +37,7 @@ def test_concurrent_writes_to_different_boxes_are_all_kept(transactional_db):
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=writer, args=(s,)) for s in seats]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _at_once(writer, [(s,) for s in seats])
     assert errors == []
     assert ChangeItem.objects.count() == 12
     assert Scorecard.objects.get(pk=card.pk).version == 12
@@ -54,14 +60,33 @@ def test_two_finalize_requests_racing_give_exactly_one_success(flushable_db):
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=finalize) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _at_once(finalize, [(), ()])
     assert sorted(outcomes, key=str) == [409, "ok"]
     assert Scorecard.objects.get(pk=card.pk).is_finalized
     assert [s.place for s in Seat.objects.filter(scorecard=card)] == [1, 1, 1]
+
+
+def test_two_requests_with_one_token_at_once_make_one_card(transactional_db, ana, ben):
+    """The second waits for the first's unique index entry, fails on it and answers
+    with the first one's card."""
+    organizer = UserFactory(username="olga")
+    token = uuid.uuid4()
+    barrier = threading.Barrier(2)
+    made = []
+
+    def create():
+        barrier.wait()
+        try:
+            made.append(
+                services.scorecard_create(organizer=organizer, players=[ana, ben], token=token)
+            )
+        finally:
+            connection.close()
+
+    _at_once(create, [(), ()])
+    assert len(made) == 2
+    assert made[0].pk == made[1].pk == Scorecard.objects.get().pk
+    assert Seat.objects.count() == 2
 
 
 on_postgres = pytest.mark.skipif(

@@ -1,5 +1,4 @@
 import re
-import threading
 import uuid
 
 import pytest
@@ -147,33 +146,6 @@ def test_a_missing_or_malformed_token_still_creates_the_card(org_client, ana, to
     card = Scorecard.objects.get()
     assert response.url == reverse("scorecard", args=[card.pk])
     assert card.creation_token is None
-
-
-def test_two_requests_with_one_token_at_once_make_one_card(transactional_db, ana, ben):
-    """The second waits for the first's unique index entry, fails on it and answers
-    with the first one's card."""
-    organizer = UserFactory(username="olga")
-    token = uuid.uuid4()
-    barrier = threading.Barrier(2)
-    made = []
-
-    def create():
-        barrier.wait()
-        try:
-            made.append(
-                services.scorecard_create(organizer=organizer, players=[ana, ben], token=token)
-            )
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=create) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert len(made) == 2
-    assert made[0].pk == made[1].pk == Scorecard.objects.get().pk
-    assert Seat.objects.count() == 2
 
 
 def test_a_request_that_loses_the_race_answers_with_the_winners_card(
