@@ -2,14 +2,14 @@ from django.conf import settings
 from django.utils import translation
 from django.utils.cache import patch_vary_headers
 
-from dados.sqlite.base import synced_before_answer
+from dados.durable import synced_before_answer
 
 
 class SyncedBeforeAnswerMiddleware:
-    """First of all: what a request committed to SQLite is on disk before its answer
-    leaves, and the disk writes while the answer is built (dados.sqlite.base).
+    """First of all: what a request committed is on disk before its answer leaves, and
+    the disk writes while the answer is built (dados.durable).
 
-    A sync that fails is an error (500), after the other middleware has run.
+    A commit that cannot be finished is an error (500), after the other middleware has run.
     """
 
     def __init__(self, get_response):

@@ -64,7 +64,7 @@ def database_from_url(url: str, base_dir: Path) -> dict:
         except ValueError:
             raise ImproperlyConfigured("DATABASE_URL has an invalid port") from None
         return {
-            "ENGINE": "django.db.backends.postgresql",
+            "ENGINE": "dados.postgresql",
             "NAME": name,
             "USER": unquote(parts.username or ""),
             "PASSWORD": unquote(parts.password or ""),

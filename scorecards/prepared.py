@@ -11,7 +11,9 @@ server no longer knows (someone ran DEALLOCATE, a pooler reset the connection) i
 prepared again, and one whose plan a migration made stale is prepared anew. If the
 server forgets them again at once (a pooler in transaction mode hands over another
 server connection every time), that connection stops preparing and runs plain SQL.
-Inside a transaction, queries run as they are.
+Inside a transaction, queries run as they are. A statement may open a transaction of
+its own (begin=True: the box write, dados.postgresql): BEGIN goes in the same message,
+and one that fails is rolled back before it is prepared again.
 
 A connection that prepares also plans them once: plan_cache_mode = force_generic_plan.
 Every one of them finds its rows by key, so the plan is the same whatever the values.
@@ -37,8 +39,13 @@ DUPLICATE_STATEMENT = "42P05"  # duplicate_prepared_statement
 STALE_PLAN = "0A000"  # a migration changed a column: "cached plan must not change result type"
 
 
-def execute(cursor, sql, params) -> None:
-    """cursor.execute(sql, params) with %s placeholders, prepared where it pays."""
+def execute(cursor, sql, params, *, begin=False) -> None:
+    """cursor.execute(sql, params) with %s placeholders, prepared where it pays.
+
+    With begin (PostgreSQL, outside transactions) the statement opens a transaction,
+    which the caller ends; the cursor holds the statement's rows. A statement that fails
+    rolls it back.
+    """
     connection = cursor.db
     if connection.vendor == "sqlite":
         if connection.queries_logged or connection.execute_wrappers:
@@ -52,7 +59,7 @@ def execute(cursor, sql, params) -> None:
     if connection.vendor == "postgresql" and not connection.in_atomic_block:
         names = _prepared(connection, cursor)
     if names is None:
-        cursor.execute(sql, params)
+        _run(cursor, sql, params, begin)
         return
     name = "dados_" + hashlib.blake2b(sql.encode(), digest_size=8).hexdigest()
     call = f"EXECUTE {name}({', '.join(['%s'] * len(params))})" if params else f"EXECUTE {name}"
@@ -65,7 +72,7 @@ def execute(cursor, sql, params) -> None:
                     raise
             names.add(name)
         try:
-            cursor.execute(call, params)
+            _run(cursor, call, params, begin)
             return
         except DatabaseError as error:
             if _state(error) == STALE_PLAN:
@@ -81,7 +88,19 @@ def execute(cursor, sql, params) -> None:
     # Forgotten again at once: a pooler hands this connection another server connection
     # each time. Plain SQL on this connection from now on.
     _stop_preparing(connection)
-    cursor.execute(sql, params)
+    _run(cursor, sql, params, begin)
+
+
+def _run(cursor, sql, params, begin) -> None:
+    if not begin:
+        cursor.execute(sql, params)
+        return
+    try:
+        cursor.execute(f"BEGIN; {sql}", params)
+    except DatabaseError:
+        cursor.db.connection.rollback()  # psycopg's own: Django did not open it
+        raise
+    cursor.nextset()  # past BEGIN's answer, to the statement's rows
 
 
 def _prepared(connection, cursor) -> set[str] | None:

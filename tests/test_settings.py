@@ -61,7 +61,7 @@ def test_sqlite_url_may_be_absolute():
 
 def test_postgres_url_is_parsed():
     db = database_from_url("postgres://dados:s%40cret@db.local:5433/dados?sslmode=require", BASE)
-    assert db["ENGINE"] == "django.db.backends.postgresql"
+    assert db["ENGINE"] == "dados.postgresql"
     assert (db["NAME"], db["USER"], db["PASSWORD"], db["HOST"], db["PORT"]) == (
         "dados",
         "dados",

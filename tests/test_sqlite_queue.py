@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 
+from dados.durable import synced_before_answer
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.skipif(
@@ -281,8 +282,6 @@ def _wal_fd_path(fd) -> str:
 
 
 def test_in_a_request_a_commit_starts_its_sync_and_the_end_finishes_it(recorded_syncs):
-    from dados.sqlite.base import synced_before_answer
-
     calls = recorded_syncs
     wal = os.path.realpath(f"{connection.settings_dict['NAME']}-wal")
     with synced_before_answer():
@@ -310,22 +309,20 @@ def test_outside_a_request_or_without_sync_file_range_a_commit_syncs_at_once(
         UserFactory(username="ben")
     assert [kind for kind, _fd in calls] == ["sync"]
     monkeypatch.setattr(base, "_start_writeback", None)  # not Linux
-    with base.synced_before_answer():
+    with synced_before_answer():
         with transaction.atomic():
             UserFactory(username="carla")
         assert [kind for kind, _fd in calls] == ["sync", "sync"]
     assert len(calls) == 2
     # A kernel that refuses to start the writeback: synced at once as well.
     monkeypatch.setattr(base, "_start_writeback", lambda fd: False)
-    with base.synced_before_answer():
+    with synced_before_answer():
         with transaction.atomic():
             UserFactory(username="dora")
         assert len(calls) == 3
 
 
 def test_a_connection_closed_before_the_end_syncs_as_it_closes(recorded_syncs):
-    from dados.sqlite.base import synced_before_answer
-
     calls = recorded_syncs
     with synced_before_answer():
         with transaction.atomic():
@@ -344,7 +341,7 @@ def test_a_sync_that_fails_at_close_fails_the_request_at_its_end(recorded_syncs,
         raise OSError(5, "Input/output error")
 
     def write_then_close_failing():
-        with base.synced_before_answer():
+        with synced_before_answer():
             with transaction.atomic():
                 UserFactory(username="ben")
             monkeypatch.setattr(base, "_datasync", failing)
@@ -359,7 +356,7 @@ def test_a_sync_that_fails_at_close_fails_the_request_at_its_end(recorded_syncs,
     synced = []
     monkeypatch.setattr(base, "_start_writeback", lambda fd: True)
     monkeypatch.setattr(base, "_datasync", synced.append)
-    with base.synced_before_answer(), transaction.atomic():
+    with synced_before_answer(), transaction.atomic():
         UserFactory(username="dora")
     assert len(synced) == 1  # the next request's commit is synced, and nothing raised
 

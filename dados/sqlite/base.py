@@ -27,7 +27,7 @@ later commit flushes this one's too. Checkpoints and restarts of the WAL are syn
 SQLite as in FULL. The first transaction of a connection, and statements outside
 transactions, keep FULL.
 
-Inside a request (synced_before_answer, entered by the first middleware) that sync
+Inside a request (dados.durable.synced_before_answer, entered by the first middleware) that sync
 waits until the answer is ready to leave: the commit only asks the kernel to start
 writing the WAL's new frames out (sync_file_range, Linux), the view builds its answer
 meanwhile, and the fdatasync when the request is done then mostly waits for the disk's
@@ -43,11 +43,11 @@ import fcntl
 import logging
 import os
 import threading
-from contextlib import contextmanager
-from contextvars import ContextVar
 
 from django.db import OperationalError
 from django.db.backends.sqlite3 import base
+
+from dados import durable
 
 logger = logging.getLogger(__name__)
 # fsync where fdatasync is missing (macOS); both flush the WAL's frames.
@@ -70,31 +70,6 @@ def _writeback_starter():
 
 
 _start_writeback = _writeback_starter()
-
-# The connections whose last commit is still to be synced before the answer leaves.
-_unsynced: ContextVar[list | None] = ContextVar("dados_sqlite_unsynced", default=None)
-
-
-@contextmanager
-def synced_before_answer():
-    """Within it, a commit starts its sync and returns; leaving it finishes them all.
-
-    Raises OperationalError (after trying every one) if one could not be synced.
-    """
-    unsynced = []
-    token = _unsynced.set(unsynced)
-    try:
-        yield
-    finally:
-        _unsynced.reset(token)
-        errors = []
-        for wrapper in dict.fromkeys(unsynced):
-            try:
-                wrapper.sync_commit()
-            except OperationalError as error:
-                errors.append(error)
-        if errors:
-            raise errors[0]
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
@@ -189,10 +164,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def _sync_or_start(self):
         """Sync the WAL now, or, inside a request, start it and finish before the answer:
         nothing is answered before it is on disk."""
-        unsynced = _unsynced.get()
-        if unsynced is not None and _start_writeback and _start_writeback(self._wal_fd):
+        if _start_writeback and durable.finish_later(self) and _start_writeback(self._wal_fd):
             self._sync_pending = True
-            unsynced.append(self)
         else:
             self._sync_wal()
 

@@ -1,0 +1,108 @@
+"""PostgreSQL whose box writes commit while their answer is built.
+
+A box write is one statement (scorecards.services). In autocommit PostgreSQL commits it
+before answering: the worker waits for the server's WAL flush and only then builds the
+answer. Inside a request (dados.durable) the write instead opens its own transaction
+(BEGIN, sent with the statement in one message), reads the statement's rows, and sends
+COMMIT without waiting for it (commit_later). The answer is built while the server
+commits, and its result is read when the answer is ready (sync_commit, from the first
+middleware) or before anything else uses the connection. A COMMIT that fails fails the
+request; no answer leaves before the commit is on disk.
+
+Until its COMMIT is answered the connection holds a transaction that Django does not
+know of: every way in (a cursor, commit, rollback, a change of autocommit, the health
+check, close) reads that answer first.
+"""
+
+import select
+
+from django.db import OperationalError
+from django.db.backends.postgresql import base
+from psycopg import pq
+
+from dados import durable
+
+
+class DatabaseWrapper(base.DatabaseWrapper):
+    _commit_pending = False  # a COMMIT was sent and its answer not read yet
+    _commit_error = None  # a COMMIT that failed when read early, for the request's end
+
+    def commits_later(self) -> bool:
+        """Whether a statement may open a transaction now for commit_later to end."""
+        return durable.inside_request() and self.get_autocommit() and not self.in_atomic_block
+
+    def commit_later(self):
+        """Send COMMIT for the transaction a statement opened with BEGIN; its answer is
+        read before the request's answer leaves."""
+        pgconn = self.connection.pgconn
+        pgconn.send_query(b"COMMIT")
+        while pgconn.flush():  # the connection does not block: wait for the socket
+            select.select([], [pgconn.socket], [])
+        self._commit_pending = True
+        if not durable.finish_later(self):
+            self.sync_commit()
+
+    def sync_commit(self):
+        """Read the answer to the COMMIT sent last; raise if it (or one read early) failed."""
+        try:
+            self._read_commit()
+        finally:
+            error, self._commit_error = self._commit_error, None
+        if error is not None:
+            raise error
+
+    def _read_commit(self):
+        if not self._commit_pending:
+            return
+        self._commit_pending = False
+        pgconn = self.connection.pgconn
+        results = []
+        while (result := pgconn.get_result()) is not None:
+            results.append(result)
+        # A transaction that failed answers COMMIT with ROLLBACK.
+        answers = [(result.status, result.command_status) for result in results]
+        if answers != [(pq.ExecStatus.COMMAND_OK, b"COMMIT")]:
+            message = next(
+                (r.error_message.decode(errors="replace") for r in results if r.error_message),
+                "the server rolled the transaction back",
+            )
+            self._commit_error = OperationalError(f"the commit failed: {message.strip()}")
+            if pgconn.status != pq.ConnStatus.OK:
+                self.close()
+            raise self._commit_error
+
+    def _commit_read_first(self):
+        if self._commit_pending:
+            self._read_commit()
+
+    def _cursor(self, name=None):
+        self._commit_read_first()
+        return super()._cursor(name)
+
+    def _commit(self):
+        self._commit_read_first()
+        return super()._commit()
+
+    def _rollback(self):
+        self._commit_read_first()
+        return super()._rollback()
+
+    def _set_autocommit(self, autocommit):
+        self._commit_read_first()
+        return super()._set_autocommit(autocommit)
+
+    def is_usable(self):
+        try:
+            self._commit_read_first()
+        except OperationalError:
+            return False
+        return super().is_usable()
+
+    def _close(self):
+        try:
+            self._commit_read_first()
+        except OperationalError:
+            pass  # kept in _commit_error for the request's end
+        finally:
+            self._commit_pending = False
+        return super()._close()
