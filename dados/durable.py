@@ -11,8 +11,6 @@ the second for the end of the request, once the view has built its answer; outsi
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from django.db import DatabaseError
-
 # The connections whose last commit is still to be finished before the answer leaves.
 _unfinished: ContextVar[list | None] = ContextVar("dados_unfinished_commits", default=None)
 
@@ -48,7 +46,7 @@ def synced_before_answer():
         for wrapper in dict.fromkeys(unfinished):
             try:
                 wrapper.sync_commit()
-            except DatabaseError as error:
+            except Exception as error:  # every one is tried; the first is raised
                 errors.append(error)
         if errors:
             raise errors[0]

@@ -97,8 +97,8 @@ def _run(cursor, sql, params, begin) -> None:
         return
     try:
         cursor.execute(f"BEGIN; {sql}", params)
-    except DatabaseError:
-        cursor.db.connection.rollback()  # psycopg's own: Django did not open it
+    except BaseException:
+        cursor.db.rollback_own()
         raise
     cursor.nextset()  # past BEGIN's answer, to the statement's rows
 

@@ -402,7 +402,7 @@ def _box_written_in_one_statement(scorecard_id, seat_id, box, value, was, author
             rows = cursor.fetchall()
         except BaseException:
             if later:
-                connection.connection.rollback()
+                connection.rollback_own()
             raise
     if later:
         connection.commit_later()

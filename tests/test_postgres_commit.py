@@ -2,8 +2,12 @@
 (dados.postgresql): the COMMIT is answered before the request's answer leaves, and
 before anything else uses the connection."""
 
+import threading
+import time
+
 import pytest
 from django.db import OperationalError, connection
+from django.test import Client
 from django.urls import reverse
 
 from dados.durable import synced_before_answer
@@ -95,7 +99,9 @@ def test_any_other_use_of_the_connection_reads_the_commit_first(card):
     assert _stored(card) == 25
 
 
-def test_a_commit_that_fails_fails_the_request_and_writes_nothing(client, card, monkeypatch):
+@pytest.fixture
+def refused_commits(card, monkeypatch):
+    """Every box write's COMMIT refused by the server, as a failed disk would have it."""
     from dados.postgresql.base import DatabaseWrapper
 
     send = DatabaseWrapper.commit_later
@@ -110,12 +116,75 @@ def test_a_commit_that_fails_fails_the_request_and_writes_nothing(client, card, 
         send(self)
 
     monkeypatch.setattr(DatabaseWrapper, "commit_later", failing)
-    with pytest.raises(OperationalError, match="the commit failed"):
-        _post(client, card, "20")
-    monkeypatch.undo()
+    return monkeypatch
+
+
+def test_a_commit_that_fails_fails_the_request_and_writes_nothing(card, refused_commits):
+    client = Client(raise_request_exception=False)
+    response = _post(client, card, "20")
+    assert response.status_code == 500
+    refused_commits.undo()
     assert _stored(card) is None
     assert not Change.objects.filter(scorecard=card).exists()
     assert _post(client, card, "20").status_code == 200  # the connection still works
+    assert _stored(card) == 20
+
+
+def test_a_failed_commit_read_early_still_fails_the_request_at_its_end(card, refused_commits):
+    def request(then):
+        with synced_before_answer():
+            _write(card, 20)
+            assert connection._commit_pending
+            then()
+
+    def query_caught():
+        with pytest.raises(OperationalError, match="the commit failed"):
+            _stored(card)
+
+    with pytest.raises(OperationalError, match="the commit failed"):
+        request(query_caught)  # a view that caught it cannot answer 200
+    with pytest.raises(OperationalError, match="the commit failed"):
+        request(connection.close)  # closing reads the answer, and keeps the failure
+    refused_commits.undo()
+    assert _stored(card) is None
+    assert not Change.objects.filter(scorecard=card).exists()
+
+
+def test_other_threads_run_while_the_commit_is_awaited(card):
+    """The wait for the COMMIT's answer lets go of the GIL: in a threaded worker the other
+    requests go on meanwhile."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE FUNCTION test_slow_commit() RETURNS trigger LANGUAGE plpgsql AS"
+            " $$ BEGIN PERFORM pg_sleep(0.5); RETURN NULL; END $$;"
+            " CREATE CONSTRAINT TRIGGER test_slow_commit AFTER INSERT ON scorecards_change"
+            " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION test_slow_commit()"
+        )
+    ticks, done = [], threading.Event()
+
+    def heartbeat():
+        while not done.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.01)
+
+    try:
+        with synced_before_answer():
+            _write(card, 20)
+            assert connection._commit_pending
+            beats = threading.Thread(target=heartbeat)
+            beats.start()
+            began = time.monotonic()
+        waited = time.monotonic() - began
+    finally:
+        done.set()
+        beats.join()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "DROP TRIGGER test_slow_commit ON scorecards_change;"
+                " DROP FUNCTION test_slow_commit()"
+            )
+    assert waited >= 0.4  # the COMMIT was slow …
+    assert len([t for t in ticks if t <= began + waited]) >= 10  # … and the thread ran
     assert _stored(card) == 20
 
 

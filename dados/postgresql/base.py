@@ -19,6 +19,7 @@ import select
 from django.db import OperationalError
 from django.db.backends.postgresql import base
 from psycopg import pq
+from psycopg.pq import TransactionStatus
 
 from dados import durable
 
@@ -35,12 +36,23 @@ class DatabaseWrapper(base.DatabaseWrapper):
         """Send COMMIT for the transaction a statement opened with BEGIN; its answer is
         read before the request's answer leaves."""
         pgconn = self.connection.pgconn
-        pgconn.send_query(b"COMMIT")
-        while pgconn.flush():  # the connection does not block: wait for the socket
-            select.select([], [pgconn.socket], [])
-        self._commit_pending = True
+        with self.wrap_database_errors:
+            pgconn.send_query(b"COMMIT")
+            self._commit_pending = True
+            while pgconn.flush():  # the connection does not block: wait for the socket
+                _wait(pgconn, select.POLLOUT)
         if not durable.finish_later(self):
             self.sync_commit()
+
+    def rollback_own(self):
+        """End a transaction opened with BEGIN that is not to be committed (its statement
+        failed, or reading its rows did); a connection that cannot is closed."""
+        try:
+            if self.connection.info.transaction_status != TransactionStatus.IDLE:
+                self.connection.rollback()  # psycopg's own: Django did not open it
+        except BaseException:
+            self.close()
+            raise
 
     def sync_commit(self):
         """Read the answer to the COMMIT sent last; raise if it (or one read early) failed."""
@@ -57,14 +69,26 @@ class DatabaseWrapper(base.DatabaseWrapper):
         self._commit_pending = False
         pgconn = self.connection.pgconn
         results = []
-        while (result := pgconn.get_result()) is not None:
-            results.append(result)
+        try:
+            with self.wrap_database_errors:
+                while True:
+                    pgconn.consume_input()
+                    while pgconn.is_busy():  # waiting in poll() lets other threads run
+                        _wait(pgconn, select.POLLIN)
+                        pgconn.consume_input()
+                    if (result := pgconn.get_result()) is None:
+                        break
+                    results.append(result)
+        except OperationalError as error:
+            self._commit_error = OperationalError(f"the commit's outcome is unknown: {error}")
+            self.close()
+            raise self._commit_error from error
         # A transaction that failed answers COMMIT with ROLLBACK.
         answers = [(result.status, result.command_status) for result in results]
         if answers != [(pq.ExecStatus.COMMAND_OK, b"COMMIT")]:
             message = next(
                 (r.error_message.decode(errors="replace") for r in results if r.error_message),
-                "the server rolled the transaction back",
+                "the server did not answer COMMIT: its outcome is unknown",
             )
             self._commit_error = OperationalError(f"the commit failed: {message.strip()}")
             if pgconn.status != pq.ConnStatus.OK:
@@ -106,3 +130,11 @@ class DatabaseWrapper(base.DatabaseWrapper):
         finally:
             self._commit_pending = False
         return super()._close()
+
+
+def _wait(pgconn, event):
+    """Until the connection's socket is ready, without holding the GIL (libpq's own
+    blocking waits hold it: every other thread of the worker would stop)."""
+    poller = select.poll()
+    poller.register(pgconn.socket, event)
+    poller.poll()

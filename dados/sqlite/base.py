@@ -164,8 +164,9 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def _sync_or_start(self):
         """Sync the WAL now, or, inside a request, start it and finish before the answer:
         nothing is answered before it is on disk."""
-        if _start_writeback and durable.finish_later(self) and _start_writeback(self._wal_fd):
+        if _start_writeback and durable.inside_request() and _start_writeback(self._wal_fd):
             self._sync_pending = True
+            durable.finish_later(self)
         else:
             self._sync_wal()
 
