@@ -1,9 +1,10 @@
 import csv
 import io
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
@@ -116,6 +117,42 @@ def test_history_does_not_show_games_i_did_not_play(ana_client, ana, ben):
     carla = UserFactory(display_name="Carla")
     (card,) = finalized_games([ben, carla], 1)
     assert f"/tarjetas/{card.pk}/" not in ana_client.get(reverse("history")).text
+
+
+def test_history_links_my_cards_in_progress_newest_first_in_local_time(ana_client, ana, ben, carla):
+    mine = make_scorecard(organizer=ana, players=[ben, carla])
+    playing = make_scorecard(organizer=ben, players=[ana, carla])
+    not_mine = make_scorecard(organizer=ben, players=[ben, carla])
+    (done,) = finalized_games([ana, ben], 1)
+    # 21:05 and 08:00 in Madrid
+    Scorecard.objects.filter(pk=mine.pk).update(
+        created_at=datetime(2026, 11, 29, 20, 5, tzinfo=UTC)
+    )
+    Scorecard.objects.filter(pk=playing.pk).update(created_at=datetime(2026, 11, 30, 7, tzinfo=UTC))
+    text = ana_client.get(reverse("history")).text
+    section = text[text.index("<h2>En juego</h2>") : text.index("Partidas finalizadas")]
+    newest = f'<li><a href="/tarjetas/{playing.pk}/">Tarjeta del 30/11/2026 08:00</a></li>'
+    oldest = f'<li><a href="/tarjetas/{mine.pk}/">Tarjeta del 29/11/2026 21:05</a></li>'
+    assert section.index(newest) < section.index(oldest)
+    assert f"/tarjetas/{not_mine.pk}/" not in section
+    assert f"/tarjetas/{done.pk}/" not in section
+
+    ana_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    text = ana_client.get(reverse("history")).text
+    assert f'<a href="/tarjetas/{mine.pk}/">Scorecard of 29/11/2026 21:05</a>' in text
+
+
+def test_history_links_at_most_twenty_cards_in_progress(ana_client, ana, ben):
+    cards = [make_scorecard(organizer=ana, players=[ben]) for _ in range(21)]
+    text = ana_client.get(reverse("history")).text
+    assert text.count('<li><a href="/tarjetas/') == 20
+    assert f'href="/tarjetas/{cards[0].pk}/"' not in text  # the oldest
+    assert f'href="/tarjetas/{cards[-1].pk}/"' in text
+
+
+def test_history_without_cards_in_progress_has_no_en_juego(ana_client, ana, ben):
+    finalized_games([ana, ben], 1)
+    assert "En juego" not in ana_client.get(reverse("history")).text
 
 
 def test_history_is_paginated(ana_client, ana, ben):

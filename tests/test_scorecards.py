@@ -1083,6 +1083,24 @@ def test_the_sheets_card_url_is_the_one_reverse_builds(script_prefix):
         set_script_prefix("/")
 
 
+@pytest.mark.parametrize("script_prefix", ["/", "/dados/"])
+def test_the_headers_page_urls_are_the_ones_reverse_builds(script_prefix):
+    from django.template import engines
+    from django.urls import set_script_prefix
+
+    names = ["home", "scorecard_new", "history", "ranking", "profile", "logout"]
+    template = engines["django"].from_string(
+        "{% load dados %}" + " ".join(f"{{% page_url '{name}' %}}" for name in names)
+    )
+    set_script_prefix(script_prefix)
+    try:
+        for _ in range(2):  # worked out, then remembered
+            assert template.render({}) == " ".join(reverse(name) for name in names)
+        assert f"{script_prefix}historial/" in template.render({})
+    finally:
+        set_script_prefix("/")
+
+
 def test_the_sheets_escaping_is_djangos():
     from django.utils import html
 

@@ -1,4 +1,7 @@
+import functools
+
 from django import template
+from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils.text import get_text_list
 from django.utils.translation import gettext as _
 
@@ -18,3 +21,19 @@ def names(players) -> str:
 def box_label(category) -> str:
     """A box's name in the active language."""
     return BOX_LABELS[Category(category)]
+
+
+@register.simple_tag
+def page_url(name) -> str:
+    """{% url name %} for a page without arguments, worked out once per process.
+
+    Every page's header and footer link to seven such pages; through {% url %} they cost
+    some 60 µs of each page (bench/RESULTS.md). The URL depends only on the name, the
+    prefix the app is served under and the URL configuration.
+    """
+    return _page_url(name, get_script_prefix(), get_urlconf())
+
+
+@functools.lru_cache(maxsize=64)
+def _page_url(name, _script_prefix, urlconf) -> str:
+    return reverse(name, urlconf=urlconf)

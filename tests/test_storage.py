@@ -1,0 +1,47 @@
+"""dados.storage: production's static URLs, each worked out once per process."""
+
+import json
+
+import pytest
+from whitenoise.storage import CompressedManifestStaticFilesStorage
+
+from dados.storage import StaticFilesStorage
+
+
+@pytest.fixture
+def static_root(tmp_path):
+    manifest = {"paths": {"css/dados.css": "css/dados.0123abcd.css"}, "version": "1.1"}
+    (tmp_path / "staticfiles.json").write_text(json.dumps(manifest))
+    return tmp_path
+
+
+def _storages(static_root):
+    options = {"location": static_root, "base_url": "/static/"}
+    return StaticFilesStorage(**options), CompressedManifestStaticFilesStorage(**options)
+
+
+def test_it_answers_the_hashed_url_whitenoise_would(static_root):
+    ours, theirs = _storages(static_root)
+    assert (
+        ours.url("css/dados.css") == theirs.url("css/dados.css") == "/static/css/dados.0123abcd.css"
+    )
+    assert ours.url("css/dados.css") == "/static/css/dados.0123abcd.css"  # from its memory
+
+
+def test_it_works_each_url_out_once(static_root, monkeypatch):
+    ours, _theirs = _storages(static_root)
+    looked_up = []
+    stored_name = ours.stored_name
+    monkeypatch.setattr(
+        ours, "stored_name", lambda name: looked_up.append(name) or stored_name(name)
+    )
+    for _ in range(3):
+        ours.url("css/dados.css")
+    assert looked_up == ["css/dados.css"]
+
+
+def test_a_name_missing_from_the_manifest_fails_every_time(static_root):
+    ours, _theirs = _storages(static_root)
+    for _ in range(2):  # a failure is not remembered as an answer
+        with pytest.raises(ValueError, match="Missing staticfiles manifest entry"):
+            ours.url("js/missing.js")
