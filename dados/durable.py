@@ -3,9 +3,10 @@ answer is built.
 
 The app's database backends (dados.sqlite, dados.postgresql) end a commit made inside a
 request in two steps: the commit itself, then the wait for the disk. Inside
-synced_before_answer (entered by the first middleware) they start the first and leave
-the second for the end of the request, once the view has built its answer; outside it
-(management commands, tests of the services) they do both at once.
+synced_before_answer (entered by a middleware placed before anything that may write)
+they start the first and leave the second for the end of the request, once the view has
+built its answer; outside it (management commands, tests of the services) they do both
+at once.
 """
 
 from contextlib import contextmanager

@@ -6,10 +6,12 @@ from dados.durable import synced_before_answer
 
 
 class SyncedBeforeAnswerMiddleware:
-    """First of all: what a request committed is on disk before its answer leaves, and
-    the disk writes while the answer is built (dados.durable).
+    """What a request committed is on disk before its answer leaves, and the disk writes
+    while the answer is built (dados.durable).
 
-    A commit that cannot be finished is an error (500), after the other middleware has run.
+    Placed before every middleware that may write (the session's, the views'); only
+    middleware that sets headers comes before it. A commit that cannot be finished is an
+    error (500), after the middleware inside it has run, and the headers are still added.
     """
 
     def __init__(self, get_response):

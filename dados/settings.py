@@ -134,10 +134,15 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First: a write's answer leaves only once it is on disk (SQLite's sync waits here).
-    "dados.middleware.SyncedBeforeAnswerMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Headers only, outside the sync below: the error page of a commit that cannot be
+    # finished gets them too.
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    # Before anything that may write (the session, the views): a write's answer leaves
+    # only once it is on disk (SQLite's sync, PostgreSQL's COMMIT wait here).
+    "dados.middleware.SyncedBeforeAnswerMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "dados.middleware.LanguageMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -146,8 +151,6 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "accounts.middleware.PasswordChangeRequiredMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     # Last, as django-axes asks: it turns a locked-out log-in into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]

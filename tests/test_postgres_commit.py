@@ -123,6 +123,8 @@ def test_a_commit_that_fails_fails_the_request_and_writes_nothing(card, refused_
     client = Client(raise_request_exception=False)
     response = _post(client, card, "20")
     assert response.status_code == 500
+    assert response["X-Frame-Options"] == "DENY"  # the error page has every page's headers
+    assert "default-src 'self'" in response["Content-Security-Policy"]
     refused_commits.undo()
     assert _stored(card) is None
     assert not Change.objects.filter(scorecard=card).exists()

@@ -140,3 +140,16 @@ def test_a_bad_debug_value_refuses_to_start():
 
 def test_debug_may_run_without_a_secret_key():
     assert _import_settings(DEBUG="true").returncode == 0
+
+
+def test_nothing_that_may_write_runs_outside_the_sync_before_the_answer():
+    """Every commit of a request is on disk before its answer leaves, so nothing that
+    writes may come before SyncedBeforeAnswerMiddleware: only middleware that adds
+    headers, so the error page of a failed sync gets them too."""
+    sync = settings.MIDDLEWARE.index("dados.middleware.SyncedBeforeAnswerMiddleware")
+    assert settings.MIDDLEWARE[:sync] == [
+        "django.middleware.security.SecurityMiddleware",
+        "whitenoise.middleware.WhiteNoiseMiddleware",
+        "django.middleware.clickjacking.XFrameOptionsMiddleware",
+        "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    ]

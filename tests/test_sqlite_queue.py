@@ -404,6 +404,10 @@ def test_a_write_whose_sync_fails_is_answered_with_an_error_not_ok(recorded_sync
         headers={"HX-Request": "true"},
     )
     assert response.status_code == 500
+    # The error page leaves with every page's security headers.
+    assert response["X-Frame-Options"] == "DENY"
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert "default-src 'self'" in response["Content-Security-Policy"]
     assert [kind for kind, _fd in calls][-2:] == ["start", "sync"]
     monkeypatch.undo()
     assert Seat.objects.get(pk=seat.pk).ones == 3  # committed, though not known to be on disk

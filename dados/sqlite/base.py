@@ -27,7 +27,7 @@ later commit flushes this one's too. Checkpoints and restarts of the WAL are syn
 SQLite as in FULL. The first transaction of a connection, and statements outside
 transactions, keep FULL.
 
-Inside a request (dados.durable.synced_before_answer, entered by the first middleware)
+Inside a request (dados.durable.synced_before_answer, entered by dados.middleware)
 that sync waits until the answer is ready to leave: the commit only asks the kernel to
 start writing the WAL's new frames out (sync_file_range, Linux), the view builds its answer
 meanwhile, and the fdatasync when the request is done then mostly waits for the disk's
