@@ -10,8 +10,9 @@ class SyncedBeforeAnswerMiddleware:
     while the answer is built (dados.durable).
 
     Placed before every middleware that may write (the session's, the views'); only
-    middleware that sets headers comes before it. A commit that cannot be finished is an
-    error (500), after the middleware inside it has run, and the headers are still added.
+    middleware that never touches the database (headers, static files, the HTTPS
+    redirect) comes before it. A commit that cannot be finished is an error (500), after
+    the middleware inside it has run, and the security headers are still added to it.
     """
 
     def __init__(self, get_response):

@@ -136,8 +136,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # Headers only, outside the sync below: the error page of a commit that cannot be
-    # finished gets them too.
+    # Headers only, outside the sync below (nothing before it touches the database): the
+    # error page of a commit that cannot be finished gets them too.
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     # Before anything that may write (the session, the views): a write's answer leaves
@@ -221,7 +221,7 @@ STORAGES = {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
             if DEBUG
-            else "dados.storage.StaticFilesStorage"
+            else "dados.storage.MemoizedManifestStaticFilesStorage"
         )
     },
 }

@@ -4,6 +4,8 @@ file's URL worked out once per process.
 A page's template asks for seven static URLs (icons, stylesheet, scripts). The storage
 reads its manifest once, when it is created, so a name's hashed URL cannot change while
 the process runs; working it out again cost some 80 µs of every page (bench/RESULTS.md).
+Only production uses it (settings: DEBUG off), so the URLs need not follow a change of
+DEBUG or STATIC_URL at run time, as Django's own storage does for its tests.
 """
 
 import functools
@@ -11,7 +13,7 @@ import functools
 from whitenoise.storage import CompressedManifestStaticFilesStorage
 
 
-class StaticFilesStorage(CompressedManifestStaticFilesStorage):
+class MemoizedManifestStaticFilesStorage(CompressedManifestStaticFilesStorage):
     def url(self, name, force=False):
         if force:
             return super().url(name, force=True)
@@ -19,5 +21,7 @@ class StaticFilesStorage(CompressedManifestStaticFilesStorage):
 
     @functools.cached_property
     def _hashed_url(self):
-        # Per instance, so a storage built with another manifest keeps its own URLs.
-        return functools.lru_cache(maxsize=256)(super().url)
+        # Per instance, so a storage built with another manifest keeps its own URLs. No
+        # limit: a name missing from the manifest raises, and failures are not kept, so
+        # the names remembered are the manifest's.
+        return functools.cache(super().url)

@@ -14,6 +14,7 @@ import functools
 import hashlib
 from html import escape as html_escape
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import connections
 from django.template.backends.utils import csrf_input
@@ -46,7 +47,7 @@ def escape(text) -> str:
 def card_url(pk) -> str:
     """reverse("scorecard", args=[pk]) at a tenth of the cost: every write's answer and
     every sheet start from it."""
-    head, tail = _card_url_around(get_script_prefix(), get_urlconf())
+    head, tail = _card_url_around(get_script_prefix(), get_urlconf() or settings.ROOT_URLCONF)
     return f"{head}{int(pk)}{tail}"
 
 

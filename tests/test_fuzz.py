@@ -514,7 +514,8 @@ def test_box_writes_survive_hostile_data(world, data):
         except Refusal as refusal:
             hypothesis.event(f"refused: {refusal}")
             new = Refusal
-        # The box is one path segment (<str:box>); Django decodes %2F before matching.
+        # The box is one path segment (<str:box>), and the path is matched decoded: a %2F
+        # in it is a slash, and the URL resolves to nothing.
         resolves = url_int(pk_text) is not None and url_int(seat_text) is not None
         resolves = resolves and "/" not in box
         before = snapshot()

@@ -1083,22 +1083,61 @@ def test_the_sheets_card_url_is_the_one_reverse_builds(script_prefix):
         set_script_prefix("/")
 
 
+PAGES = ["home", "scorecard_new", "history", "ranking", "profile", "logout", "set_language"]
+
+
 @pytest.mark.parametrize("script_prefix", ["/", "/dados/"])
-def test_the_headers_page_urls_are_the_ones_reverse_builds(script_prefix):
+def test_the_headers_page_urls_are_the_ones_reverse_builds(script_prefix, monkeypatch):
     from django.template import engines
     from django.urls import set_script_prefix
 
-    names = ["home", "scorecard_new", "history", "ranking", "profile", "logout"]
+    from scorecards.templatetags import dados
+
     template = engines["django"].from_string(
-        "{% load dados %}" + " ".join(f"{{% page_url '{name}' %}}" for name in names)
+        "{% load dados %}" + " ".join(f"{{% page_url '{name}' %}}" for name in PAGES)
+    )
+    expected = " ".join(reverse(name) for name in PAGES)
+    dados._page_url.cache_clear()
+    reversed_names = []
+    monkeypatch.setattr(
+        dados, "reverse", lambda name, urlconf: reversed_names.append(name) or reverse(name)
     )
     set_script_prefix(script_prefix)
     try:
-        for _ in range(2):  # worked out, then remembered
-            assert template.render({}) == " ".join(reverse(name) for name in names)
+        for _ in range(3):
+            assert template.render({}) == " ".join(reverse(name) for name in PAGES)
         assert f"{script_prefix}historial/" in template.render({})
     finally:
         set_script_prefix("/")
+    assert reversed_names == PAGES  # worked out once each, then remembered
+    assert template.render({}) == expected
+
+
+def test_the_page_and_card_urls_follow_the_url_configuration(settings):
+    from django.template import engines
+    from django.urls import clear_url_caches, set_urlconf
+
+    from scorecards import sheet
+
+    template = engines["django"].from_string("{% load dados %}{% page_url 'history' %}")
+    assert (template.render({}), sheet.card_url(7)) == ("/historial/", "/tarjetas/7/")
+    settings.ROOT_URLCONF = "tests.urls_elsewhere"  # as a test or a command would
+    clear_url_caches()
+    expected = ("/otro/historial/", "/otro/tarjetas/7/")
+    assert (template.render({}), sheet.card_url(7)) == expected
+    set_urlconf("tests.urls_elsewhere")  # as a request does
+    try:
+        assert (template.render({}), sheet.card_url(7)) == expected
+    finally:
+        set_urlconf(None)
+
+
+def test_page_url_refuses_namespaced_names():
+    from django.template import engines
+
+    template = engines["django"].from_string("{% load dados %}{% page_url 'admin:index' %}")
+    with pytest.raises(ValueError, match="without a namespace"):
+        template.render({})
 
 
 def test_the_sheets_escaping_is_djangos():

@@ -144,8 +144,9 @@ def test_debug_may_run_without_a_secret_key():
 
 def test_nothing_that_may_write_runs_outside_the_sync_before_the_answer():
     """Every commit of a request is on disk before its answer leaves, so nothing that
-    writes may come before SyncedBeforeAnswerMiddleware: only middleware that adds
-    headers, so the error page of a failed sync gets them too."""
+    writes may come before SyncedBeforeAnswerMiddleware: only middleware that never
+    touches the database (headers, static files, the HTTPS redirect), so the error page
+    of a failed sync gets the headers too."""
     sync = settings.MIDDLEWARE.index("dados.middleware.SyncedBeforeAnswerMiddleware")
     assert settings.MIDDLEWARE[:sync] == [
         "django.middleware.security.SecurityMiddleware",

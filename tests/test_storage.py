@@ -5,7 +5,7 @@ import json
 import pytest
 from whitenoise.storage import CompressedManifestStaticFilesStorage
 
-from dados.storage import StaticFilesStorage
+from dados.storage import MemoizedManifestStaticFilesStorage
 
 
 @pytest.fixture
@@ -17,7 +17,10 @@ def static_root(tmp_path):
 
 def _storages(static_root):
     options = {"location": static_root, "base_url": "/static/"}
-    return StaticFilesStorage(**options), CompressedManifestStaticFilesStorage(**options)
+    return (
+        MemoizedManifestStaticFilesStorage(**options),
+        CompressedManifestStaticFilesStorage(**options),
+    )
 
 
 def test_it_answers_the_hashed_url_whitenoise_would(static_root):
@@ -45,3 +48,26 @@ def test_a_name_missing_from_the_manifest_fails_every_time(static_root):
     for _ in range(2):  # a failure is not remembered as an answer
         with pytest.raises(ValueError, match="Missing staticfiles manifest entry"):
             ours.url("js/missing.js")
+
+
+def test_each_storage_remembers_its_own_manifests_urls(tmp_path, static_root):
+    other = tmp_path / "other"
+    other.mkdir()
+    manifest = {"paths": {"css/dados.css": "css/dados.feedf00d.css"}, "version": "1.1"}
+    (other / "staticfiles.json").write_text(json.dumps(manifest))
+    ours, _theirs = _storages(static_root)
+    assert ours.url("css/dados.css") == "/static/css/dados.0123abcd.css"
+    theirs_too = MemoizedManifestStaticFilesStorage(location=other, base_url="/static/")
+    assert theirs_too.url("css/dados.css") == "/static/css/dados.feedf00d.css"
+
+
+def test_force_is_not_remembered(static_root, monkeypatch):
+    ours, _theirs = _storages(static_root)
+    looked_up = []
+    stored_name = ours.stored_name
+    monkeypatch.setattr(
+        ours, "stored_name", lambda name: looked_up.append(name) or stored_name(name)
+    )
+    for _ in range(2):
+        assert ours.url("css/dados.css", force=True) == "/static/css/dados.0123abcd.css"
+    assert looked_up == ["css/dados.css", "css/dados.css"]

@@ -1,6 +1,7 @@
 import functools
 
 from django import template
+from django.conf import settings
 from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils.text import get_text_list
 from django.utils.translation import gettext as _
@@ -29,9 +30,12 @@ def page_url(name) -> str:
 
     Every page's header and footer link to seven such pages; through {% url %} they cost
     some 60 µs of each page (bench/RESULTS.md). The URL depends only on the name, the
-    prefix the app is served under and the URL configuration.
+    prefix the app is served under and the URL configuration. Names without a namespace
+    only: {% url %} would look a namespaced one up in the current app.
     """
-    return _page_url(name, get_script_prefix(), get_urlconf())
+    if ":" in name:
+        raise ValueError(f"page_url takes names without a namespace, not {name!r}")
+    return _page_url(name, get_script_prefix(), get_urlconf() or settings.ROOT_URLCONF)
 
 
 @functools.lru_cache(maxsize=64)
