@@ -6,10 +6,10 @@ answer. Inside a request (dados.durable) the write instead opens its own transac
 (BEGIN, sent with the statement in one message), reads the statement's rows, and sends
 COMMIT without waiting for it (commit_later). The answer is built while the server
 commits, and its result is read when the answer is ready (sync_commit, from
-dados.middleware) or before anything else uses the connection. A COMMIT that fails fails the
-request; no answer leaves before the commit is on disk. That answer is awaited in poll(),
-as psycopg awaits its own: libpq's blocking wait would hold the GIL, and every other
-thread of a threaded worker would stop with it.
+dados.middleware) or before anything else uses the connection. A COMMIT that fails fails
+the request; no answer leaves before the commit is on disk. That answer is awaited in
+poll(), as psycopg awaits its own: libpq's blocking wait would hold the GIL, and every
+other thread of a threaded worker would stop with it.
 
 Until its COMMIT is answered the connection holds a transaction that Django does not
 know of: every way in (a cursor, commit, rollback, a change of autocommit, the health
