@@ -8,11 +8,15 @@ from whitenoise.storage import CompressedManifestStaticFilesStorage
 from dados.storage import MemoizedManifestStaticFilesStorage
 
 
+def _with_manifest(folder, hashed_css):
+    manifest = {"paths": {"css/dados.css": hashed_css}, "version": "1.1"}
+    (folder / "staticfiles.json").write_text(json.dumps(manifest))
+    return folder
+
+
 @pytest.fixture
 def static_root(tmp_path):
-    manifest = {"paths": {"css/dados.css": "css/dados.0123abcd.css"}, "version": "1.1"}
-    (tmp_path / "staticfiles.json").write_text(json.dumps(manifest))
-    return tmp_path
+    return _with_manifest(tmp_path, "css/dados.0123abcd.css")
 
 
 def _storages(static_root):
@@ -21,6 +25,16 @@ def _storages(static_root):
         MemoizedManifestStaticFilesStorage(**options),
         CompressedManifestStaticFilesStorage(**options),
     )
+
+
+def _lookups(storage, monkeypatch) -> list:
+    """The names the storage looks up in its manifest from now on."""
+    looked_up = []
+    stored_name = storage.stored_name
+    monkeypatch.setattr(
+        storage, "stored_name", lambda name: looked_up.append(name) or stored_name(name)
+    )
+    return looked_up
 
 
 def test_it_answers_the_hashed_url_whitenoise_would(static_root):
@@ -33,11 +47,7 @@ def test_it_answers_the_hashed_url_whitenoise_would(static_root):
 
 def test_it_works_each_url_out_once(static_root, monkeypatch):
     ours, _theirs = _storages(static_root)
-    looked_up = []
-    stored_name = ours.stored_name
-    monkeypatch.setattr(
-        ours, "stored_name", lambda name: looked_up.append(name) or stored_name(name)
-    )
+    looked_up = _lookups(ours, monkeypatch)
     for _ in range(3):
         ours.url("css/dados.css")
     assert looked_up == ["css/dados.css"]
@@ -53,8 +63,7 @@ def test_a_name_missing_from_the_manifest_fails_every_time(static_root):
 def test_each_storage_remembers_its_own_manifests_urls(tmp_path, static_root):
     other = tmp_path / "other"
     other.mkdir()
-    manifest = {"paths": {"css/dados.css": "css/dados.feedf00d.css"}, "version": "1.1"}
-    (other / "staticfiles.json").write_text(json.dumps(manifest))
+    _with_manifest(other, "css/dados.feedf00d.css")
     ours, _theirs = _storages(static_root)
     assert ours.url("css/dados.css") == "/static/css/dados.0123abcd.css"
     theirs_too = MemoizedManifestStaticFilesStorage(location=other, base_url="/static/")
@@ -63,11 +72,7 @@ def test_each_storage_remembers_its_own_manifests_urls(tmp_path, static_root):
 
 def test_force_is_not_remembered(static_root, monkeypatch):
     ours, _theirs = _storages(static_root)
-    looked_up = []
-    stored_name = ours.stored_name
-    monkeypatch.setattr(
-        ours, "stored_name", lambda name: looked_up.append(name) or stored_name(name)
-    )
+    looked_up = _lookups(ours, monkeypatch)
     for _ in range(2):
         assert ours.url("css/dados.css", force=True) == "/static/css/dados.0123abcd.css"
     assert looked_up == ["css/dados.css", "css/dados.css"]
