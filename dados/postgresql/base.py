@@ -66,6 +66,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
             raise error
 
     def _read_commit(self):
+        """The pending COMMIT's answer, if one is pending: every way into the connection
+        reads it first."""
         if not self._commit_pending:
             return
         self._commit_pending = False
@@ -97,36 +99,32 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 self.close()
             raise self._commit_error
 
-    def _commit_read_first(self):
-        if self._commit_pending:
-            self._read_commit()
-
     def _cursor(self, name=None):
-        self._commit_read_first()
+        self._read_commit()
         return super()._cursor(name)
 
     def _commit(self):
-        self._commit_read_first()
+        self._read_commit()
         return super()._commit()
 
     def _rollback(self):
-        self._commit_read_first()
+        self._read_commit()
         return super()._rollback()
 
     def _set_autocommit(self, autocommit):
-        self._commit_read_first()
+        self._read_commit()
         return super()._set_autocommit(autocommit)
 
     def is_usable(self):
         try:
-            self._commit_read_first()
+            self._read_commit()
         except OperationalError:
             return False
         return super().is_usable()
 
     def _close(self):
         try:
-            self._commit_read_first()
+            self._read_commit()
         except OperationalError:
             pass  # kept in _commit_error for the request's end
         finally:

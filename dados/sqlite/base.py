@@ -29,13 +29,13 @@ transactions, keep FULL.
 
 Inside a request (dados.durable.synced_before_answer, entered by dados.middleware)
 that sync waits until the answer is ready to leave: the commit only asks the kernel to
-start writing the WAL's new frames out (sync_file_range, Linux), the view builds its answer
-meanwhile, and the fdatasync when the request is done then mostly waits for the disk's
-cache flush alone (0.12 ms for a write's 40 KB at once, 0.05 ms when its writing began
-0.3 ms earlier: bench/RESULTS.md). The request that wrote answers only after the sync,
-and a failed sync fails it. Until then (the rest of that request, about a millisecond)
-other connections can already read the commit, and another device may be shown it
-before it is on disk; on_commit callbacks also run before the sync.
+start writing the WAL's new frames out (sync_file_range, Linux), the view builds its
+answer meanwhile, and the fdatasync when the request is done then mostly waits for the
+disk's cache flush alone (0.12 ms for a write's 40 KB at once, 0.05 ms when its writing
+began 0.3 ms earlier: bench/RESULTS.md). The request that wrote answers only after the
+sync, and a failed sync fails it. Until then (the rest of that request, about a
+millisecond) other connections can already read the commit, and another device may be
+shown it before it is on disk; on_commit callbacks also run before the sync.
 """
 
 import ctypes
