@@ -77,7 +77,7 @@ def seed(*, players, games, live_cards, live_seats, verbose=True) -> dict:
     from django.utils import timezone
 
     from scorecards import rules
-    from scorecards.models import Change, ChangeItem, Scorecard, Seat
+    from scorecards.models import Change, Scorecard, Seat
     from scorecards.rules import Category
 
     def say(message):
@@ -185,17 +185,14 @@ def seed(*, players, games, live_cards, live_seats, verbose=True) -> dict:
         Seat.objects.bulk_create(live_seat_rows, batch_size=BATCH)
         changes = Change.objects.bulk_create(
             (
-                Change(scorecard=card, author=host, kind=Change.Kind.BOX)
+                Change(
+                    scorecard=card,
+                    author=host,
+                    kind=Change.Kind.BOX,
+                    items=[[seat.pk, box, None, value]],
+                )
                 for card, rounds in writes
-                for _ in rounds
-            ),
-            batch_size=BATCH,
-        )
-        flat = [w for _, rounds in writes for w in rounds]
-        ChangeItem.objects.bulk_create(
-            (
-                ChangeItem(change=change, seat=seat, box=box, old=None, new=value)
-                for change, (seat, box, value) in zip(changes, flat, strict=True)
+                for seat, box, value in rounds
             ),
             batch_size=BATCH,
         )

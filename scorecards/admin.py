@@ -29,9 +29,14 @@ class ChangeInline(ReadOnlyInline):
     fk_name = "scorecard"
     fields = ["created_at", "author", "kind", "summary"]
 
+    def get_queryset(self, request):
+        # Every change names the card's players: their seats are read once.
+        return super().get_queryset(request).prefetch_related("scorecard__seats__player")
+
     @admin.display(description=_("cambios"))
     def summary(self, change):
-        return "; ".join(str(item) for item in change.items.all())
+        seats = {seat.pk: seat for seat in change.scorecard.seats.all()}
+        return change.summary(seats)
 
 
 @admin.register(Scorecard)

@@ -315,7 +315,16 @@ def _problems(values, yahtzee_bonuses, language) -> tuple[str, ...]:
 
 
 class Change(models.Model):
-    """One acknowledged write to a card: append-only, the card's memory."""
+    """One acknowledged write to a card: append-only, the card's memory.
+
+    items holds what it wrote, in order: [[seat id, box, old, new], ...], where box is a
+    rules.Category value or BONUS and old/new are scores (None: not written). They are
+    part of the change's row, not rows of a table of their own: every box write adds
+    this one row, and each further row and index a write touches costs it the pages
+    that the other workers' commits made stale (bench/RESULTS.md). For the same reason
+    no index serves `author` (only deleting a user looks for their changes) and the
+    one that keeps an undo to one per change leaves out the changes that undo nothing.
+    """
 
     class Kind(models.TextChoices):
         BOX = "box", _("Casilla")
@@ -323,38 +332,45 @@ class Change(models.Model):
         UNDO = "undo", _("Deshacer")
 
     scorecard = models.ForeignKey(Scorecard, on_delete=models.CASCADE, related_name="changes")
-    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     kind = models.CharField(max_length=10, choices=Kind.choices)
-    undoes = models.OneToOneField(
-        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="undone_by"
+    undoes = models.ForeignKey(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="undone_by",
+        db_index=False,
     )
+    items = models.JSONField(default=list)
 
     class Meta:
         verbose_name = _("cambio")
         verbose_name_plural = _("cambios")
         ordering = ["-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["undoes"],
+                condition=Q(undoes__isnull=False),
+                name="change_undone_once",
+            ),
+        ]
 
     def __str__(self):
         return f"{self.get_kind_display()} · {self.created_at:%H:%M:%S}"
 
-
-class ChangeItem(models.Model):
-    """One box (or the bonus count) of one player, old value to new value."""
-
-    change = models.ForeignKey(Change, on_delete=models.CASCADE, related_name="items")
-    seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="+")
-    box = models.CharField(
-        max_length=20, choices=[*BOX_LABELS.items(), (BONUS, _("Bonus Yahtzee"))]
-    )
-    old = models.PositiveSmallIntegerField(null=True)
-    new = models.PositiveSmallIntegerField(null=True)
-
-    class Meta:
-        ordering = ["pk"]
-
-    def __str__(self):
-        return f"{self.seat}: {self.get_box_display()} {self.old} → {self.new}"
+    def summary(self, seats) -> str:
+        """Its items in words («Ana: Chance sin anotar → 23»); seats maps seat id to seat."""
+        blank = _("sin anotar")
+        return "; ".join(
+            f"{seats.get(seat_id, seat_id)}: "
+            f"{_('Bonus Yahtzee') if box == BONUS else box_name(Category(box))} "
+            f"{blank if old is None else old} → {blank if new is None else new}"
+            for seat_id, box, old, new in self.items
+        )
 
 
 class StatsVersion(models.Model):

@@ -1,6 +1,7 @@
 """Writes that span several models: each one is a single transaction with its change log."""
 
 import functools
+import json
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -14,7 +15,6 @@ from scorecards.models import (
     BONUS,
     MAX_BONUSES,
     Change,
-    ChangeItem,
     FinalizedError,
     Scorecard,
     Seat,
@@ -173,7 +173,7 @@ def _seat_updates(connection, seats) -> list[tuple[str, list]]:
 
 
 def _write_in_statements(connection, seats, change) -> int | None:
-    cards, changes, items = (m._meta.db_table for m in (Scorecard, Change, ChangeItem))
+    cards, changes = Scorecard._meta.db_table, Change._meta.db_table
     with connection.cursor() as cursor:
         prepared.execute(
             cursor,
@@ -189,18 +189,19 @@ def _write_in_statements(connection, seats, change) -> int | None:
             )
         prepared.execute(
             cursor,
-            f"INSERT INTO {changes} (scorecard_id, author_id, created_at, kind, undoes_id)"
-            " VALUES (%s, %s, %s, %s, %s) RETURNING id",
-            [change[key] for key in ("card", "author", "created_at", "kind", "undoes")],
+            f"INSERT INTO {changes} (scorecard_id, author_id, created_at, kind, undoes_id, items)"
+            " VALUES (%s, %s, %s, %s, %s, %s) RETURNING id",
+            [
+                *(change[key] for key in ("card", "author", "created_at", "kind", "undoes")),
+                _items_json(change["items"]),
+            ],
         )
-        change_id = cursor.fetchone()[0]
-        values = ", ".join(["(%s, %s, %s, %s, %s)"] * len(change["items"]))
-        prepared.execute(
-            cursor,
-            f"INSERT INTO {items} (change_id, seat_id, box, old, new) VALUES {values}",
-            [v for item in change["items"] for v in (change_id, *item)],
-        )
-    return change_id
+        return cursor.fetchone()[0]
+
+
+def _items_json(items) -> str:
+    """Change.items as the database stores it."""
+    return json.dumps(items, separators=(",", ":"))
 
 
 def _write_in_one_statement(connection, seats, change) -> int | None:
@@ -230,29 +231,24 @@ def _change_writes(connection, seats, change) -> tuple[str, list]:
     updates = _seat_updates(connection, seats)
     params = [v for _assignments, seat_params in updates for v in seat_params]
     params += [change[key] for key in ("author", "created_at", "kind", "undoes")]
-    params += [v for item in change["items"] for v in item]
-    sql = _change_writes_sql(tuple(a for a, _params in updates), len(change["items"]))
+    params.append(_items_json(change["items"]))
+    sql = _change_writes_sql(tuple(a for a, _params in updates))
     return sql, params
 
 
 @functools.lru_cache(maxsize=256)
-def _change_writes_sql(seat_assignments, item_count) -> str:
-    seats, changes, items = (m._meta.db_table for m in (Seat, Change, ChangeItem))
+def _change_writes_sql(seat_assignments) -> str:
+    seats, changes = Seat._meta.db_table, Change._meta.db_table
     parts = [
         f"seat{n} AS (UPDATE {seats} SET {assignments}"
         " WHERE id = %s AND EXISTS (SELECT 1 FROM card) RETURNING id)"
         for n, assignments in enumerate(seat_assignments)
     ]
     parts.append(
-        f"change AS (INSERT INTO {changes} (scorecard_id, author_id, created_at, kind, undoes_id)"
-        " SELECT id, %s::bigint, %s::timestamptz, %s::varchar, %s::bigint FROM card RETURNING id)"
-    )
-    rows = " UNION ALL ".join(
-        ["SELECT %s::bigint, %s::varchar, %s::integer, %s::integer"] * item_count
-    )
-    parts.append(
-        f"items AS (INSERT INTO {items} (change_id, seat_id, box, old, new)"
-        f" SELECT change.id, i.* FROM change, ({rows}) AS i)"
+        f"change AS (INSERT INTO {changes}"
+        " (scorecard_id, author_id, created_at, kind, undoes_id, items)"
+        " SELECT id, %s::bigint, %s::timestamptz, %s::varchar, %s::bigint, %s::jsonb"
+        " FROM card RETURNING id)"
     )
     return ", ".join(parts)
 
@@ -500,11 +496,11 @@ def change_undo(*, scorecard_id, author, version=None) -> Scorecard:
             raise Refused(_("No hay nada que deshacer."), status=409)
         seats = {seat.pk: seat for seat in scorecard.seat_list}
         items = []
-        for item in target.items.all():
-            seat = seats[item.seat_id]
-            if getattr(seat, item.box) != item.new:
+        for seat_id, box, old, new in target.items:
+            seat = seats[seat_id]
+            if getattr(seat, box) != new:
                 raise Refused(_("La tarjeta cambió después: no se puede deshacer."), status=409)
-            items.append(_set(seat, item.box, item.old))
+            items.append(_set(seat, box, old))
         _record(scorecard, author, Change.Kind.UNDO, items, undoes=target)
         return scorecard
 

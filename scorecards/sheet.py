@@ -12,6 +12,7 @@ with it, so it is the app's hottest HTML. Two things keep it cheap (bench/RESULT
 
 import functools
 import hashlib
+import json
 from html import escape as html_escape
 
 from django.conf import settings
@@ -27,7 +28,7 @@ from django.utils.translation import gettext as _
 
 from scorecards import prepared, rules
 from scorecards.labels import box_name
-from scorecards.models import BONUS, Change, ChangeItem, Scorecard, as_aware
+from scorecards.models import BONUS, Change, Scorecard, as_aware
 from scorecards.rules import Category
 
 RECENT_CHANGES = 5
@@ -397,7 +398,6 @@ def recent_changes(scorecard, seats) -> tuple[list[dict], int | None]:
     connection = connections[Change.objects.db]
     users = scorecard.organizer._meta.db_table
     cards, changes = Scorecard._meta.db_table, Change._meta.db_table
-    items = ChangeItem._meta.db_table
     if scorecard.is_finalized:
         which, params = "", []
     else:
@@ -407,36 +407,29 @@ def recent_changes(scorecard, seats) -> tuple[list[dict], int | None]:
         )
         params = [scorecard.pk, RECENT_CHANGES]
     sql = (
-        "SELECT s.version, c.id, c.kind, c.created_at, a.display_name, a.username,"
-        " i.seat_id, i.box, i.old, i.new"
+        "SELECT s.version, c.id, c.kind, c.created_at, a.display_name, a.username, c.items"
         f" FROM {cards} s LEFT JOIN {changes} c ON c.scorecard_id = s.id{which}"
         f" LEFT JOIN {users} a ON a.id = c.author_id"
-        f" LEFT JOIN {items} i ON i.change_id = c.id"
-        " WHERE s.id = %s ORDER BY c.id DESC, i.id"
+        " WHERE s.id = %s ORDER BY c.id DESC"
     )
     with connection.cursor() as cursor:
         prepared.execute(cursor, sql, [*params, scorecard.pk])
         rows = cursor.fetchall()
     words = _words(get_language())
     players = {seat.pk: seat.player.name for seat in seats}
-    entries, last = [], None
+    entries = []
     version = rows[0][0] if rows else None
-    for _version, pk, kind, created_at, display_name, username, seat_id, box, old, new in rows:
+    for _version, pk, kind, created_at, display_name, username, items in rows:
         if pk is None:  # no change at all: the card's row alone
             continue
-        if pk != last:
-            when = as_aware(connection, created_at)
-            entries.append(_entry(kind, when, display_name or username, []))
-            last = pk
-        if box is not None:
-            item = (
-                players.get(seat_id, ""),
-                words.get(box, box),
-                _said(old, words),
-                _said(new, words),
-            )
-            entries[-1]["items"].append(item)
-            entries[-1]["correction"] |= old is not None
+        items = json.loads(items)  # text on both databases (Change.items)
+        said = [
+            (players.get(seat_id, ""), words.get(box, box), _said(old, words), _said(new, words))
+            for seat_id, box, old, new in items
+        ]
+        entry = _entry(kind, as_aware(connection, created_at), display_name or username, said)
+        entry["correction"] = any(old is not None for _seat, _box, old, _new in items)
+        entries.append(entry)
     return entries, version
 
 

@@ -41,9 +41,10 @@ def ana_client(client, ana):
 def _finalized_triggers(action):
     from django.db import connection
 
-    migration = importlib.import_module("scorecards.migrations.0002_finalized_triggers")
+    # The migration that made the current ones.
+    migration = importlib.import_module("scorecards.migrations.0006_change_items_inline")
     with connection.schema_editor() as editor:
-        getattr(migration, action)(None, editor)
+        getattr(migration, f"{action}_triggers")(None, editor)
 
 
 @pytest.fixture

@@ -108,3 +108,11 @@ def finalized_games(players, n, *, start=None):
         Scorecard.objects.filter(pk=card.pk).update(finalized_at=start + timedelta(days=g))
     StatsVersion.bump()
     return cards
+
+
+def logged_items(**filters) -> list[tuple]:
+    """Every item of the change log, oldest first: (seat id, box, old, new)."""
+    from scorecards.models import Change
+
+    changes = Change.objects.filter(**filters).order_by("pk")
+    return [tuple(item) for change in changes for item in change.items]

@@ -227,15 +227,11 @@ def run_writers(writers, stop: threading.Event, deadline_seconds: float):
 def change_log(db) -> dict:
     """{(seat, box): [(old, new, author), ...]} in commit order."""
     log = {}
-    rows = query(
-        db,
-        "SELECT ci.seat_id, ci.box, ci.old, ci.new, c.author_id, c.kind"
-        " FROM scorecards_changeitem ci JOIN scorecards_change c ON c.id = ci.change_id"
-        " ORDER BY ci.id",
-    )
-    for seat, box, old, new, author, kind in rows:
+    rows = query(db, "SELECT items, author_id, kind FROM scorecards_change ORDER BY id")
+    for items, author, kind in rows:
         assert kind == "box"
-        log.setdefault((seat, box), []).append((old, new, author))
+        for seat, box, old, new in json.loads(items):
+            log.setdefault((seat, box), []).append((old, new, author))
     return log
 
 
@@ -250,12 +246,11 @@ def seat_values(db) -> dict:
 
 def assert_log_is_consistent(db):
     """Every change has exactly one item and every card's version counts its changes."""
-    torn = query(
-        db,
-        "SELECT c.id, count(ci.id) FROM scorecards_change c"
-        " LEFT JOIN scorecards_changeitem ci ON ci.change_id = c.id"
-        " GROUP BY c.id HAVING count(ci.id) != 1",
-    )
+    torn = [
+        pk
+        for pk, items in query(db, "SELECT id, items FROM scorecards_change")
+        if len(json.loads(items)) != 1
+    ]
     assert torn == [], "changes without exactly one item"
     miscounted = query(
         db,

@@ -161,7 +161,6 @@ def snapshot():
         "scorecards_scorecard",
         "scorecards_seat",
         "scorecards_change",
-        "scorecards_changeitem",
     ]
     with connection.cursor() as cursor:
         rows = {}

@@ -109,9 +109,9 @@ def refused_commits(card, monkeypatch):
     def failing(self):
         # A row whose deferred foreign key cannot hold: the server refuses the COMMIT.
         self.connection.execute(
-            "INSERT INTO scorecards_changeitem (change_id, seat_id, box, old, new)"
-            " VALUES (999999999, %s, 'chance', NULL, 1)",
-            [_seat(card).pk],
+            "INSERT INTO scorecards_change (scorecard_id, author_id, created_at, kind, items)"
+            " VALUES (999999999, %s, now(), 'box', '[]')",
+            [card.organizer_id],
         )
         send(self)
 

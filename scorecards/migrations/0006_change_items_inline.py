@@ -1,0 +1,233 @@
+"""A change's items move into its own row (Change.items, JSON); ChangeItem goes.
+
+Every box write then adds one row to the change log instead of two, and touches three
+fewer indexes: ChangeItem's two, the one on Change.author, and the one that kept an
+undo to one per change, now left out for the changes that undo nothing. On SQLite the
+write reads every page it touches again after another worker's commit, so this is most
+of what a write costs beyond the card itself (bench/RESULTS.md).
+
+The finalized-card triggers of 0002 come off first: SQLite rebuilds the change table to
+alter it, and the finalized games' changes get their items too. They come back without
+ChangeItem's, and the change log's append-only rule moves to Change.
+"""
+
+import importlib
+
+import django.db.models.deletion
+from django.conf import settings
+from django.db import migrations, models
+
+first = importlib.import_module("scorecards.migrations.0002_finalized_triggers")
+MESSAGE = first.MESSAGE
+APPEND_ONLY = "the change log is append-only"
+ROW_OPS = first.ROW_OPS
+
+SQLITE = [
+    *[
+        f"""
+        CREATE TRIGGER scorecard_finalized_no_{op.lower()} BEFORE {op} ON scorecards_scorecard
+        WHEN OLD.finalized_at IS NOT NULL
+        BEGIN SELECT RAISE(ABORT, '{MESSAGE}'); END;
+        """
+        for op in ("UPDATE", "DELETE")
+    ],
+    *[
+        f"""
+        CREATE TRIGGER {table}_finalized_no_{op.lower()} BEFORE {op} ON scorecards_{table}
+        WHEN (SELECT finalized_at FROM scorecards_scorecard
+              WHERE id = {row}.scorecard_id) IS NOT NULL
+        BEGIN SELECT RAISE(ABORT, '{MESSAGE}'); END;
+        """
+        for table in ("seat", "change")
+        for op, row in ROW_OPS
+        if (table, op) != ("change", "UPDATE")
+    ],
+    # Changes are never updated: they may only go with a discarded card.
+    f"""
+    CREATE TRIGGER change_no_update BEFORE UPDATE ON scorecards_change
+    BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END;
+    """,
+]
+
+SQLITE_DROP = [
+    "DROP TRIGGER IF EXISTS scorecard_finalized_no_update;",
+    "DROP TRIGGER IF EXISTS scorecard_finalized_no_delete;",
+    *[
+        f"DROP TRIGGER IF EXISTS {table}_finalized_no_{op.lower()};"
+        for table in ("seat", "change")
+        for op, _ in ROW_OPS
+    ],
+    "DROP TRIGGER IF EXISTS change_no_update;",
+]
+
+POSTGRES = [
+    f"""
+    CREATE FUNCTION dados_refuse_finalized() RETURNS trigger AS $$
+    DECLARE
+        row_card bigint;
+        done timestamptz;
+    BEGIN
+        IF TG_TABLE_NAME = 'scorecards_scorecard' THEN
+            IF OLD.finalized_at IS NOT NULL THEN
+                RAISE EXCEPTION '{MESSAGE}' USING ERRCODE = 'integrity_constraint_violation';
+            END IF;
+            IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
+            RETURN NEW;
+        END IF;
+        IF TG_TABLE_NAME = 'scorecards_change' AND TG_OP = 'UPDATE' THEN
+            RAISE EXCEPTION '{APPEND_ONLY}' USING ERRCODE = 'integrity_constraint_violation';
+        END IF;
+        IF TG_OP = 'DELETE' THEN
+            row_card := OLD.scorecard_id;
+        ELSE
+            row_card := NEW.scorecard_id;
+            IF TG_OP = 'UPDATE' AND OLD.scorecard_id <> NEW.scorecard_id THEN
+                SELECT finalized_at INTO done FROM scorecards_scorecard WHERE id = OLD.scorecard_id;
+                IF done IS NOT NULL THEN
+                    RAISE EXCEPTION '{MESSAGE}' USING ERRCODE = 'integrity_constraint_violation';
+                END IF;
+            END IF;
+        END IF;
+        SELECT finalized_at INTO done FROM scorecards_scorecard WHERE id = row_card;
+        IF done IS NOT NULL THEN
+            RAISE EXCEPTION '{MESSAGE}' USING ERRCODE = 'integrity_constraint_violation';
+        END IF;
+        IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
+        RETURN NEW;
+    END;
+    $$ LANGUAGE plpgsql;
+    """,
+    """
+    CREATE TRIGGER scorecard_finalized BEFORE UPDATE OR DELETE ON scorecards_scorecard
+    FOR EACH ROW EXECUTE FUNCTION dados_refuse_finalized();
+    """,
+    *[
+        f"""
+        CREATE TRIGGER {table}_finalized BEFORE INSERT OR UPDATE OR DELETE ON scorecards_{table}
+        FOR EACH ROW EXECUTE FUNCTION dados_refuse_finalized();
+        """
+        for table in ("seat", "change")
+    ],
+]
+
+POSTGRES_DROP = [
+    *[
+        f"DROP TRIGGER IF EXISTS {table}_finalized ON scorecards_{table};"
+        for table in ("scorecard", "seat", "change")
+    ],
+    "DROP FUNCTION IF EXISTS dados_refuse_finalized();",
+]
+
+# Each change's items in the order of their ids; a change without any gets [].
+FILL_ITEMS = {
+    "sqlite": """
+        UPDATE scorecards_change SET items = (
+            SELECT json_group_array(json_array(seat_id, box, old, new)) FROM (
+                SELECT seat_id, box, old, new FROM scorecards_changeitem
+                WHERE change_id = scorecards_change.id ORDER BY id
+            )
+        )
+    """,
+    "postgresql": """
+        UPDATE scorecards_change c SET items = COALESCE((
+            SELECT jsonb_agg(jsonb_build_array(i.seat_id, i.box, i.old, i.new) ORDER BY i.id)
+            FROM scorecards_changeitem i WHERE i.change_id = c.id
+        ), '[]'::jsonb)
+    """,
+}
+FILL_CHANGE_ITEMS = {
+    "sqlite": """
+        INSERT INTO scorecards_changeitem (change_id, seat_id, box, old, new)
+        SELECT c.id, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),
+               json_extract(j.value, '$[2]'), json_extract(j.value, '$[3]')
+        FROM scorecards_change c, json_each(c.items) j ORDER BY c.id, j.key
+    """,
+    "postgresql": """
+        INSERT INTO scorecards_changeitem (change_id, seat_id, box, old, new)
+        SELECT c.id, (j.item->>0)::bigint, j.item->>1, (j.item->>2)::integer,
+               (j.item->>3)::integer
+        FROM scorecards_change c, jsonb_array_elements(c.items) WITH ORDINALITY AS j(item, n)
+        ORDER BY c.id, j.n
+    """,
+}
+
+
+def _run(schema_editor, by_vendor):
+    postgres = schema_editor.connection.vendor == "postgresql"
+    for statement in by_vendor["postgresql" if postgres else "sqlite"]:
+        schema_editor.execute(statement)
+
+
+def drop_first_triggers(apps, schema_editor):
+    _run(schema_editor, {"postgresql": first.POSTGRES_DROP, "sqlite": first.SQLITE_DROP})
+
+
+def create_first_triggers(apps, schema_editor):
+    _run(schema_editor, {"postgresql": first.POSTGRES, "sqlite": first.SQLITE})
+
+
+def fill_items(apps, schema_editor):
+    _run(schema_editor, {vendor: [sql] for vendor, sql in FILL_ITEMS.items()})
+
+
+def fill_change_items(apps, schema_editor):
+    _run(schema_editor, {vendor: [sql] for vendor, sql in FILL_CHANGE_ITEMS.items()})
+
+
+def create_triggers(apps, schema_editor):
+    _run(schema_editor, {"postgresql": POSTGRES, "sqlite": SQLITE})
+
+
+def drop_triggers(apps, schema_editor):
+    _run(schema_editor, {"postgresql": POSTGRES_DROP, "sqlite": SQLITE_DROP})
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("scorecards", "0005_created_once"),
+        migrations.swappable_dependency(settings.AUTH_USER_MODEL),
+    ]
+
+    operations = [
+        migrations.RunPython(drop_first_triggers, create_first_triggers),
+        migrations.AddField(
+            model_name="change",
+            name="items",
+            field=models.JSONField(default=list),
+        ),
+        migrations.RunPython(fill_items, fill_change_items),
+        migrations.RemoveField(model_name="changeitem", name="change"),
+        migrations.RemoveField(model_name="changeitem", name="seat"),
+        migrations.DeleteModel(name="ChangeItem"),
+        migrations.AlterField(
+            model_name="change",
+            name="author",
+            field=models.ForeignKey(
+                db_index=False,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
+        ),
+        migrations.AlterField(
+            model_name="change",
+            name="undoes",
+            field=models.ForeignKey(
+                blank=True,
+                db_index=False,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="undone_by",
+                to="scorecards.change",
+            ),
+        ),
+        migrations.AddConstraint(
+            model_name="change",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("undoes__isnull", False)),
+                fields=("undoes",),
+                name="change_undone_once",
+            ),
+        ),
+        migrations.RunPython(create_triggers, drop_triggers),
+    ]
