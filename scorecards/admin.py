@@ -30,8 +30,9 @@ class ChangeInline(ReadOnlyInline):
     fields = ["created_at", "author", "kind", "summary"]
 
     def get_queryset(self, request):
-        # Every change names the card's players: their seats are read once.
-        return super().get_queryset(request).prefetch_related("scorecard__seats__player")
+        # Every change names its author and the card's players: read once for all.
+        queryset = super().get_queryset(request).select_related("author")
+        return queryset.prefetch_related("scorecard__seats__player")
 
     @admin.display(description=_("cambios"))
     def summary(self, change):

@@ -5,6 +5,8 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.auth import SESSION_KEY, get_user_model
 from django.contrib.sessions.models import Session
 from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -290,6 +292,38 @@ def test_every_scorecard_is_listed_and_can_be_opened(staff_client, ana):
         staff_client.get(reverse("admin:scorecards_scorecard_change", args=[card.pk])).status_code
         == 200
     )
+
+
+def test_a_scorecard_shows_its_change_log_in_words(staff_client, ana, ben):
+    card = make_scorecard(players=[ana, ben])
+    seat = card.seats.get(player=ben)
+    page = reverse("admin:scorecards_scorecard_change", args=[card.pk])
+
+    def write(value, was):
+        services.box_write(
+            scorecard_id=card.pk,
+            seat_id=seat.pk,
+            box="chance",
+            value=value,
+            was=was,
+            author=card.organizer,
+        )
+
+    def queries():
+        with CaptureQueriesContext(connection) as captured:
+            text = staff_client.get(page).text
+        return text, len(captured)
+
+    write("23", "")
+    write("", "23")
+    staff_client.get(page)  # the first visit also does what a session's first does
+    text, two = queries()
+    assert "Ben: Libre (Chance) sin anotar → 23" in text
+    assert "Ben: Libre (Chance) 23 → sin anotar" in text
+    for _ in range(3):
+        write("23", "")
+        write("", "23")
+    assert queries()[1] == two  # the players are read once, not per change
 
 
 def test_a_finalized_scorecard_is_read_only_and_cannot_be_deleted(staff_client, ana):

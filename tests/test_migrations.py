@@ -1,0 +1,127 @@
+"""Migration 0006 moves every change's items into the change's row, and back again."""
+
+import json
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+from django.db.migrations.executor import MigrationExecutor
+
+BEFORE = [("scorecards", "0005_created_once")]
+AFTER = [("scorecards", "0006_change_items_inline")]
+USERS = [("accounts", "0002_must_change_password")]  # as they are now, on both sides
+
+
+def migrate(targets):
+    """The database migrated to targets; the models as they were there."""
+    executor = MigrationExecutor(connection)
+    executor.migrate(targets)
+    executor.loader.build_graph()
+    return executor.loader.project_state(targets + USERS).apps
+
+
+def refused(sql, params=()):
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(sql, params)
+    except IntegrityError:
+        return True
+    return False
+
+
+def rows(sql):
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        return cursor.fetchall()
+
+
+@pytest.fixture
+def old_log(flushable_db):
+    """Two cards in the schema before 0006: one in progress, one finalized, with a box
+    write, an extra Yahtzee (two items), an undo and a change without items. The
+    database goes back to the latest schema afterwards."""
+    apps = migrate(BEFORE)
+    User = apps.get_model("accounts", "User")
+    Scorecard, Seat, Change, Item = (
+        apps.get_model("scorecards", name) for name in ("Scorecard", "Seat", "Change", "ChangeItem")
+    )
+    olga, ana, ben = (User.objects.create(username=name) for name in ("olga", "ana", "ben"))
+    playing, done = (Scorecard.objects.create(organizer=olga) for _ in range(2))
+    a, b = (
+        Seat.objects.create(scorecard=playing, player=player, order=n)
+        for n, player in enumerate((ana, ben))
+    )
+    c = Seat.objects.create(scorecard=done, player=ana, order=0)
+
+    def change(card, kind, *items, undoes=None):
+        made = Change.objects.create(scorecard=card, author=olga, kind=kind, undoes=undoes)
+        for seat, box, old, new in items:
+            Item.objects.create(change=made, seat=seat, box=box, old=old, new=new)
+        return made
+
+    box = change(playing, "box", (a, "ones", None, 3))
+    joker = change(playing, "joker", (b, "fours", None, 20), (b, "yahtzee_bonuses", 0, 1))
+    undo = change(playing, "undo", (a, "ones", 3, None), undoes=box)
+    empty = change(playing, "box")
+    final = change(done, "box", (c, "chance", None, 23))
+    Scorecard.objects.filter(pk=done.pk).update(finalized_at="2026-11-29T20:00:00Z")
+    yield {
+        "seats": (a.pk, b.pk, c.pk),
+        "changes": (box.pk, joker.pk, undo.pk, empty.pk, final.pk),
+        "done": done.pk,
+        "author": olga.pk,
+    }
+    migrate(AFTER)
+
+
+def test_0006_moves_the_items_into_their_change(old_log):
+    a, b, c = old_log["seats"]
+    box, joker, undo, empty, final = old_log["changes"]
+    apps = migrate(AFTER)
+    Change = apps.get_model("scorecards", "Change")
+    assert {change.pk: change.items for change in Change.objects.all()} == {
+        box: [[a, "ones", None, 3]],
+        joker: [[b, "fours", None, 20], [b, "yahtzee_bonuses", 0, 1]],
+        undo: [[a, "ones", 3, None]],
+        empty: [],
+        final: [[c, "chance", None, 23]],
+    }
+    assert Change.objects.get(pk=undo).undoes_id == box
+    assert "scorecards_changeitem" not in connection.introspection.table_names()
+    # The triggers came back: a finalized card's log takes nothing new, and no change
+    # is ever rewritten; a second undo of one change is refused too.
+    assert refused(
+        "INSERT INTO scorecards_change (scorecard_id, author_id, created_at, kind, items)"
+        " VALUES (%s, %s, '2026-11-29 21:00:00', 'box', '[]')",
+        [old_log["done"], old_log["author"]],
+    )
+    assert refused(f"UPDATE scorecards_change SET items = '[]' WHERE id = {box}")
+    assert refused(
+        "INSERT INTO scorecards_change"
+        " (scorecard_id, author_id, created_at, kind, items, undoes_id)"
+        f" SELECT scorecard_id, author_id, created_at, 'undo', '[]', {box}"
+        f" FROM scorecards_change WHERE id = {undo}"
+    )
+
+
+def test_0006_gives_the_items_back_when_unapplied(old_log):
+    before = rows("SELECT change_id, seat_id, box, old, new FROM scorecards_changeitem ORDER BY id")
+    migrate(AFTER)
+    migrate(BEFORE)
+    after = rows("SELECT change_id, seat_id, box, old, new FROM scorecards_changeitem ORDER BY id")
+    assert after == before
+    assert len(after) == 5
+    assert "items" not in {
+        column.name
+        for column in connection.introspection.get_table_description(
+            connection.cursor(), "scorecards_change"
+        )
+    }
+    # 0002's triggers again: the log's items are append-only.
+    assert refused("UPDATE scorecards_changeitem SET new = 4")
+
+
+def test_the_items_are_stored_as_plain_json(old_log):
+    migrate(AFTER)
+    [(items,)] = rows(f"SELECT items FROM scorecards_change WHERE id = {old_log['changes'][1]}")
+    b = old_log["seats"][1]
+    assert json.loads(items) == [[b, "fours", None, 20], [b, "yahtzee_bonuses", 0, 1]]
