@@ -149,7 +149,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django_htmx.middleware.HtmxMiddleware",
+    "dados.middleware.HtmxMiddleware",
     "accounts.middleware.PasswordChangeRequiredMiddleware",
     # Last, as django-axes asks: it turns a locked-out log-in into the lockout page.
     "axes.middleware.AxesMiddleware",

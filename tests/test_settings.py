@@ -154,3 +154,22 @@ def test_nothing_that_may_write_runs_outside_the_sync_before_the_answer():
         "django.middleware.clickjacking.XFrameOptionsMiddleware",
         "django.middleware.csp.ContentSecurityPolicyMiddleware",
     ]
+
+
+@pytest.mark.parametrize(
+    ("headers", "htmx"),
+    [({"HX-Request": "true"}, True), ({"HX-Request": "false"}, False), ({}, False)],
+)
+def test_request_htmx_tells_an_htmx_request_without_building_request_headers(rf, headers, htmx):
+    from dados.middleware import HtmxMiddleware
+
+    seen = {}
+
+    def view(request):
+        seen["htmx"] = bool(request.htmx)
+        seen["headers built"] = "headers" in request.__dict__  # a cached_property
+        seen["target"] = request.htmx.target
+        return None
+
+    HtmxMiddleware(view)(rf.post("/", headers={**headers, "HX-Target": "sheet"}))
+    assert seen == {"htmx": htmx, "headers built": False, "target": "sheet"}
