@@ -337,9 +337,11 @@ class Change(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     kind = models.CharField(max_length=10, choices=Kind.choices)
+    # RESTRICT, not PROTECT: an undo keeps the change it undid, but both go when their
+    # card in progress is discarded (PROTECT refused that discard).
     undoes = models.ForeignKey(
         "self",
-        on_delete=models.PROTECT,
+        on_delete=models.RESTRICT,
         null=True,
         blank=True,
         related_name="undone_by",

@@ -225,9 +225,9 @@ def _write_in_one_statement(connection, seats, change) -> int | None:
 
 
 def _change_writes(connection, seats, change) -> tuple[str, list]:
-    """The WITH parts that write a change's seats, the change and its items, after a part
-    named `card` that returns the card's id only if the change is to be written; their
-    parameters."""
+    """The WITH parts that write a change's seats and the change (its items in its row),
+    after a part named `card` that returns the card's id only if the change is to be
+    written; their parameters."""
     updates = _seat_updates(connection, seats)
     params = [v for _assignments, seat_params in updates for v in seat_params]
     params += [change[key] for key in ("author", "created_at", "kind", "undoes")]

@@ -348,8 +348,20 @@ def test_a_finalized_scorecard_is_read_only_and_cannot_be_deleted(staff_client, 
     assert card.seats.get().ones == 3
 
 
-def test_staff_can_discard_a_card_in_progress(staff_client, ana):
+@pytest.mark.parametrize("undone", [False, True])
+def test_staff_can_discard_a_card_in_progress(staff_client, ana, undone):
     card = make_scorecard(players=[ana])
+    if undone:
+        seat = card.seats.get()
+        services.box_write(
+            scorecard_id=card.pk,
+            seat_id=seat.pk,
+            box="ones",
+            value="3",
+            was="",
+            author=card.organizer,
+        )
+        services.change_undo(scorecard_id=card.pk, author=card.organizer)
     staff_client.post(reverse("admin:scorecards_scorecard_delete", args=[card.pk]), {"post": "yes"})
     assert not Scorecard.objects.filter(pk=card.pk).exists()
     assert LogEntry.objects.filter(object_id=str(card.pk), action_flag=3).exists()

@@ -116,8 +116,15 @@ def test_0006_gives_the_items_back_when_unapplied(old_log):
             connection.cursor(), "scorecards_change"
         )
     }
-    # 0002's triggers again: the log's items are append-only.
+    # 0002's triggers again: the log's items are append-only, and a finalized card's
+    # items stay.
     assert refused("UPDATE scorecards_changeitem SET new = 4")
+    [final] = [
+        pk
+        for pk, change in rows("SELECT id, change_id FROM scorecards_changeitem")
+        if change == old_log["changes"][-1]
+    ]
+    assert refused(f"DELETE FROM scorecards_changeitem WHERE id = {final}")
 
 
 def test_the_items_are_stored_as_plain_json(old_log):

@@ -686,6 +686,9 @@ def test_the_model_refuses_to_change_a_finalized_seat(card, ana):
         "UPDATE scorecards_scorecard SET finalized_at = NULL",
         "DELETE FROM scorecards_scorecard",
         "UPDATE scorecards_change SET items = '[]'",
+        "DELETE FROM scorecards_change",
+        "INSERT INTO scorecards_change (scorecard_id, author_id, created_at, kind, items)"
+        " SELECT id, organizer_id, created_at, 'box', '[]' FROM scorecards_scorecard",
     ],
 )
 def test_the_database_refuses_to_change_a_finalized_card(org_client, card, ana, sql):
@@ -724,6 +727,15 @@ def test_discard_asks_first_and_then_deletes(org_client, card):
     assert "¿Descartar esta tarjeta?" in org_client.get(reverse("discard", args=[card.pk])).text
     assert org_client.post(reverse("discard", args=[card.pk])).status_code == 302
     assert not Scorecard.objects.exists()
+
+
+def test_a_card_with_an_undone_change_can_be_discarded(org_client, card, ana):
+    write(org_client, card, seat_of(card, ana), "ones", "3")
+    assert org_client.post(reverse("undo", args=[card.pk])).status_code == 302
+    assert Change.objects.filter(undoes__isnull=False).count() == 1
+    assert org_client.post(reverse("discard", args=[card.pk])).status_code == 302
+    assert not Scorecard.objects.exists()
+    assert not Change.objects.exists()
 
 
 def test_a_finalized_card_cannot_be_discarded(org_client, card):

@@ -9,6 +9,9 @@ of what a write costs beyond the card itself (bench/RESULTS.md).
 The finalized-card triggers of 0002 come off first: SQLite rebuilds the change table to
 alter it, and the finalized games' changes get their items too. They come back without
 ChangeItem's, and the change log's append-only rule moves to Change.
+
+An undo now RESTRICTs the change it undid instead of PROTECTing it: both still go when
+their card in progress is discarded, which PROTECT refused.
 """
 
 import importlib
@@ -118,7 +121,9 @@ POSTGRES_DROP = [
     "DROP FUNCTION IF EXISTS dados_refuse_finalized();",
 ]
 
-# Each change's items in the order of their ids; a change without any gets [].
+# Each change's items in the order of their ids; a change without any gets []. SQLite
+# 3.40 has no ORDER BY inside an aggregate: json_group_array takes the rows in the order
+# of the subquery, which SQLite keeps because the subquery is not flattened into it.
 FILL_ITEMS = {
     "sqlite": """
         UPDATE scorecards_change SET items = (
@@ -216,7 +221,7 @@ class Migration(migrations.Migration):
                 blank=True,
                 db_index=False,
                 null=True,
-                on_delete=django.db.models.deletion.PROTECT,
+                on_delete=django.db.models.deletion.RESTRICT,
                 related_name="undone_by",
                 to="scorecards.change",
             ),
