@@ -9,7 +9,7 @@ from django.db import connections, models
 from django.db.models import Q, signals
 from django.db.models.base import ModelState
 from django.utils import timezone, translation
-from django.utils.translation import get_language
+from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 
 from scorecards import prepared, rules
@@ -19,6 +19,11 @@ from scorecards.rules import Category
 # The bonus count line is edited like a box; it is not a rules.Category.
 BONUS = "yahtzee_bonuses"
 MAX_BONUSES = 12
+
+
+def box_label(box: str) -> str:
+    """A box's name (or the bonus count line's) in the active language."""
+    return gettext("Bonus Yahtzee") if box == BONUS else box_name(Category(box))
 
 
 class FinalizedError(Exception):
@@ -368,8 +373,7 @@ class Change(models.Model):
         """Its items in words («Ana: Chance sin anotar → 23»); seats maps seat id to seat."""
         blank = _("sin anotar")
         return "; ".join(
-            f"{seats.get(seat_id, seat_id)}: "
-            f"{_('Bonus Yahtzee') if box == BONUS else box_name(Category(box))} "
+            f"{seats.get(seat_id, seat_id)}: {box_label(box)} "
             f"{blank if old is None else old} → {blank if new is None else new}"
             for seat_id, box, old, new in self.items
         )

@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from scorecards import prepared, rules
-from scorecards.labels import BOX_LABELS, box_name
+from scorecards.labels import BOX_LABELS
 from scorecards.models import (
     BONUS,
     MAX_BONUSES,
@@ -19,6 +19,7 @@ from scorecards.models import (
     Scorecard,
     Seat,
     StatsVersion,
+    box_label,
     with_seats_sql,
 )
 from scorecards.rules import Category
@@ -44,10 +45,6 @@ def allowed_values(box: str) -> list[int]:
     if box == BONUS:
         return list(range(MAX_BONUSES + 1))
     return sorted(rules.allowed_scores(box))
-
-
-def box_label(box: str) -> str:
-    return _("Bonus Yahtzee") if box == BONUS else box_name(Category(box))
 
 
 def parse_value(raw) -> int | None:
