@@ -12,7 +12,14 @@ from django.utils import timezone
 
 from scorecards import services
 from scorecards.models import Scorecard, Seat
-from tests.factories import PASSWORD, UserFactory, fill, finalized_games, make_scorecard
+from tests.factories import (
+    PASSWORD,
+    UserFactory,
+    enter,
+    fill,
+    finalized_games,
+    make_scorecard,
+)
 
 pytestmark = pytest.mark.django_db
 User = get_user_model()
@@ -352,15 +359,7 @@ def test_a_finalized_scorecard_is_read_only_and_cannot_be_deleted(staff_client, 
 def test_staff_can_discard_a_card_in_progress(staff_client, ana, undone):
     card = make_scorecard(players=[ana])
     if undone:
-        seat = card.seats.get()
-        services.box_write(
-            scorecard_id=card.pk,
-            seat_id=seat.pk,
-            box="ones",
-            value="3",
-            was="",
-            author=card.organizer,
-        )
+        enter(card, card.seats.get(), card.organizer, ones=3)
         services.change_undo(scorecard_id=card.pk, author=card.organizer)
     staff_client.post(reverse("admin:scorecards_scorecard_delete", args=[card.pk]), {"post": "yes"})
     assert not Scorecard.objects.filter(pk=card.pk).exists()
