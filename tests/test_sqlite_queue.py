@@ -1,5 +1,6 @@
 """SQLite writers queue on a file lock (dados.sqlite) rather than in SQLite's busy handler."""
 
+import errno
 import fcntl
 import os
 import sqlite3
@@ -263,14 +264,22 @@ def test_a_database_not_in_wal_mode_keeps_full(transactional_db, monkeypatch):
     assert len(synced) == 1
 
 
+def _without_ring(monkeypatch):
+    """As where the kernel gives no io_uring: the writeback started, fdatasync at the end."""
+    from dados.sqlite import base
+
+    monkeypatch.setattr(base.DatabaseWrapper, "_fsync_ring", lambda self: None)
+
+
 @pytest.fixture
 def recorded_syncs(transactional_db, monkeypatch):
-    """The connection past its first transaction (which keeps FULL); every writeback
-    started and every fdatasync, in order."""
+    """The connection past its first transaction (which keeps FULL), without io_uring;
+    every writeback started and every fdatasync, in order."""
     from dados.sqlite import base
 
     with transaction.atomic():
         UserFactory(username="ana")
+    _without_ring(monkeypatch)
     calls = []
     monkeypatch.setattr(base, "_start_writeback", lambda fd: calls.append(("start", fd)) or True)
     monkeypatch.setattr(base, "_datasync", lambda fd: calls.append(("sync", fd)))
@@ -354,6 +363,7 @@ def test_a_sync_that_fails_at_close_fails_the_request_at_its_end(recorded_syncs,
     with transaction.atomic():  # the connection's first transaction again: FULL
         UserFactory(username="carla")
     synced = []
+    _without_ring(monkeypatch)
     monkeypatch.setattr(base, "_start_writeback", lambda fd: True)
     monkeypatch.setattr(base, "_datasync", synced.append)
     with synced_before_answer(), transaction.atomic():
@@ -409,5 +419,155 @@ def test_a_write_whose_sync_fails_is_answered_with_an_error_not_ok(recorded_sync
     assert response["X-Content-Type-Options"] == "nosniff"
     assert "default-src 'self'" in response["Content-Security-Policy"]
     assert [kind for kind, _fd in calls][-2:] == ["start", "sync"]
+    monkeypatch.undo()
+    assert Seat.objects.get(pk=seat.pk).ones == 3  # committed, though not known to be on disk
+
+
+def _ring_or_skip():
+    from dados.sqlite.uring import FsyncRing
+
+    ring = FsyncRing.open()
+    if ring is None:
+        pytest.skip("this kernel gives no io_uring (the writeback path above is used)")
+    return ring
+
+
+def test_the_ring_syncs_a_file_and_reports_what_failed(tmp_path):
+    from dados.sqlite import uring
+
+    ring = _ring_or_skip()
+    fd = os.open(tmp_path / "wal", os.O_RDWR | os.O_CREAT)
+    try:
+        os.write(fd, b"frame" * 1000)
+        assert ring.submit(fd) is True
+        assert ring.submit(fd) is True
+        assert ring.in_flight == 2
+        ring.collect()
+        assert ring.in_flight == 0
+        ring.collect()  # nothing in flight: returns at once
+        # A file the kernel cannot sync: the error comes back from collect(), after
+        # every other sync in flight was waited for.
+        assert ring.submit(fd) is True
+        assert ring.submit(9999) is True  # not open
+        assert ring.submit(fd) is True
+        with pytest.raises(OSError, match="fdatasync") as failed:
+            ring.collect()
+        assert failed.value.errno == errno.EBADF
+        assert ring.in_flight == 0
+        # A full ring takes no more: the caller syncs itself.
+        assert all(ring.submit(fd) for _ in range(uring.ENTRIES))
+        assert ring.submit(fd) is False
+        ring.collect()
+        assert ring.submit(fd) is True  # and it goes on after that
+        ring.collect()
+    finally:
+        ring.close()
+        os.close(fd)
+
+
+@pytest.fixture
+def ring_syncs(transactional_db, monkeypatch):
+    """The connection past its first transaction, with io_uring; every submission and
+    collection of the real ring, and any fdatasync, in order."""
+    from dados.sqlite import base, uring
+
+    _ring_or_skip().close()
+    with transaction.atomic():
+        UserFactory(username="ana")
+    calls = []
+    submit, collect = uring.FsyncRing.submit, uring.FsyncRing.collect
+
+    def submitted(ring, fd):
+        calls.append(("submit", _wal_fd_path(fd)))
+        return submit(ring, fd)
+
+    def collected(ring):
+        calls.append(("collect", ring.in_flight))
+        return collect(ring)
+
+    monkeypatch.setattr(uring.FsyncRing, "submit", submitted)
+    monkeypatch.setattr(uring.FsyncRing, "collect", collected)
+    monkeypatch.setattr(base, "_datasync", lambda fd: calls.append(("fdatasync", fd)))
+    return calls
+
+
+def test_in_a_request_a_commit_hands_its_sync_to_the_ring_and_the_end_collects_it(ring_syncs):
+    calls = ring_syncs
+    wal = os.path.realpath(f"{connection.settings_dict['NAME']}-wal")
+    with synced_before_answer():
+        with transaction.atomic():
+            UserFactory(username="ben")
+        assert calls == [("submit", wal)]
+        assert connection._ring.in_flight == 1
+        assert not _taken(_queue_path())  # the next writer need not wait for the disk
+        with transaction.atomic():
+            UserFactory(username="carla")
+        assert calls == [("submit", wal), ("submit", wal)]
+    # Both collected before the answer leaves; no fdatasync of its own.
+    assert calls == [("submit", wal), ("submit", wal), ("collect", 2)]
+    assert connection._ring.in_flight == 0
+    assert _synchronous() == FULL
+    # Outside a request (a management command), a commit still syncs at once.
+    with transaction.atomic():
+        UserFactory(username="dora")
+    assert calls[-1][0] == "fdatasync"
+
+
+def test_a_full_ring_falls_back_to_the_writeback_and_fdatasync(ring_syncs, monkeypatch):
+    from dados.sqlite import base, uring
+
+    calls = ring_syncs
+    monkeypatch.setattr(base, "_start_writeback", lambda fd: calls.append(("start", fd)) or True)
+    monkeypatch.setattr(uring, "ENTRIES", 1)
+    with synced_before_answer():
+        with transaction.atomic():
+            UserFactory(username="ben")
+        with transaction.atomic():
+            UserFactory(username="carla")
+    assert [kind for kind, _ in calls] == ["submit", "submit", "start", "collect", "fdatasync"]
+
+
+def test_a_connection_closed_before_the_end_collects_its_ring_as_it_closes(ring_syncs):
+    calls = ring_syncs
+    with synced_before_answer():
+        with transaction.atomic():
+            UserFactory(username="ben")
+        connection.close()
+        assert [kind for kind, _ in calls] == ["submit", "collect"]
+    assert len(calls) == 2  # nothing left at the end
+    assert connection._ring is None  # closed with its connection
+
+
+def test_a_write_whose_ring_sync_fails_is_answered_with_an_error_not_ok(ring_syncs, monkeypatch):
+    """As with fdatasync: the box write commits, the sync the ring reports failed, and the
+    organizer gets a 500; the connection is dropped."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from dados.sqlite import uring
+    from scorecards.models import Seat
+    from tests.factories import make_scorecard
+
+    organizer = UserFactory(username="olga")
+    card = make_scorecard(organizer, n=2)
+    seat = card.seats.order_by("order").first()
+    client = Client(raise_request_exception=False)
+    client.force_login(organizer)
+    collect = uring.FsyncRing.collect
+
+    def failing(ring):
+        collect(ring)
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(uring.FsyncRing, "collect", failing)
+    before = connection.connection
+    response = client.post(
+        reverse("box", args=[card.pk, seat.pk, "ones"]),
+        {"value": "3", "was": "", "version": card.version},
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 500
+    assert ("submit", os.path.realpath(f"{connection.settings_dict['NAME']}-wal")) in ring_syncs
+    assert connection.connection is not before
     monkeypatch.undo()
     assert Seat.objects.get(pk=seat.pk).ones == 3  # committed, though not known to be on disk
