@@ -27,13 +27,15 @@ ENTRIES = 8
 
 
 def _syscall():
+    """libc's syscall(), every argument passed as a long: it is variadic, and ctypes
+    would pass a plain int as 32 bits, which not every architecture widens."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         function = libc.syscall
     except (OSError, AttributeError):
         return None
     function.restype = ctypes.c_long
-    return function
+    return lambda *args: function(*(ctypes.c_long(a) for a in args))
 
 
 _syscall_function = _syscall()
@@ -48,7 +50,7 @@ class FsyncRing:
         if _syscall_function is None:
             return None
         params = ctypes.create_string_buffer(120)  # struct io_uring_params
-        fd = _syscall_function(_SETUP, ctypes.c_uint(ENTRIES), params)
+        fd = _syscall_function(_SETUP, ENTRIES, ctypes.addressof(params))
         if fd < 0:
             return None
         try:
@@ -85,7 +87,7 @@ class FsyncRing:
         _U32.pack_into(self._sq, self._sq_array + index * 4, index)
         _U32.pack_into(self._sq, self._sq_tail, (tail + 1) & 0xFFFFFFFF)
         while True:
-            submitted = _syscall_function(_ENTER, self._fd, 1, 0, 0, None, 0)
+            submitted = _syscall_function(_ENTER, self._fd, 1, 0, 0, 0, 0)
             if submitted == 1:
                 self.in_flight += 1
                 return True
@@ -101,7 +103,7 @@ class FsyncRing:
         while self.in_flight:
             head = _U32.unpack_from(self._cq, self._cq_head)[0]
             if head == _U32.unpack_from(self._cq, self._cq_tail)[0]:
-                done = _syscall_function(_ENTER, self._fd, 0, 1, _ENTER_GETEVENTS, None, 0)
+                done = _syscall_function(_ENTER, self._fd, 0, 1, _ENTER_GETEVENTS, 0, 0)
                 if done < 0:
                     code = ctypes.get_errno()
                     if code != errno.EINTR:
