@@ -385,14 +385,12 @@ def test_the_kernel_starts_the_writeback(tmp_path):
         os.close(fd)
 
 
-def test_a_write_whose_sync_fails_is_answered_with_an_error_not_ok(recorded_syncs, monkeypatch):
-    """Through the whole middleware stack: the box write commits, its sync fails when the
-    answer is ready, and the organizer gets a 500, never the 200 of a saved box."""
+def _organizers_box_write():
+    """An organizer's htmx write of 3 into the first player's «Unos», through the whole
+    middleware stack (a 500 is answered, not raised): (post, that seat)."""
     from django.test import Client
     from django.urls import reverse
 
-    from dados.sqlite import base
-    from scorecards.models import Seat
     from tests.factories import make_scorecard
 
     organizer = UserFactory(username="olga")
@@ -400,6 +398,24 @@ def test_a_write_whose_sync_fails_is_answered_with_an_error_not_ok(recorded_sync
     seat = card.seats.order_by("order").first()
     client = Client(raise_request_exception=False)
     client.force_login(organizer)
+
+    def post():
+        return client.post(
+            reverse("box", args=[card.pk, seat.pk, "ones"]),
+            {"value": "3", "was": "", "version": card.version},
+            headers={"HX-Request": "true"},
+        )
+
+    return post, seat
+
+
+def test_a_write_whose_sync_fails_is_answered_with_an_error_not_ok(recorded_syncs, monkeypatch):
+    """Through the whole middleware stack: the box write commits, its sync fails when the
+    answer is ready, and the organizer gets a 500, never the 200 of a saved box."""
+    from dados.sqlite import base
+    from scorecards.models import Seat
+
+    post, seat = _organizers_box_write()
     calls = recorded_syncs
     calls.clear()
 
@@ -408,11 +424,7 @@ def test_a_write_whose_sync_fails_is_answered_with_an_error_not_ok(recorded_sync
         raise OSError(5, "Input/output error")
 
     monkeypatch.setattr(base, "_datasync", failing)
-    response = client.post(
-        reverse("box", args=[card.pk, seat.pk, "ones"]),
-        {"value": "3", "was": "", "version": card.version},
-        headers={"HX-Request": "true"},
-    )
+    response = post()
     assert response.status_code == 500
     # The error page leaves with every page's security headers.
     assert response["X-Frame-Options"] == "DENY"
@@ -541,18 +553,10 @@ def test_a_connection_closed_before_the_end_collects_its_ring_as_it_closes(ring_
 def test_a_write_whose_ring_sync_fails_is_answered_with_an_error_not_ok(ring_syncs, monkeypatch):
     """As with fdatasync: the box write commits, the sync the ring reports failed, and the
     organizer gets a 500; the connection is dropped."""
-    from django.test import Client
-    from django.urls import reverse
-
     from dados.sqlite import uring
     from scorecards.models import Seat
-    from tests.factories import make_scorecard
 
-    organizer = UserFactory(username="olga")
-    card = make_scorecard(organizer, n=2)
-    seat = card.seats.order_by("order").first()
-    client = Client(raise_request_exception=False)
-    client.force_login(organizer)
+    post, seat = _organizers_box_write()
     collect = uring.FsyncRing.collect
 
     def failing(ring):
@@ -561,11 +565,7 @@ def test_a_write_whose_ring_sync_fails_is_answered_with_an_error_not_ok(ring_syn
 
     monkeypatch.setattr(uring.FsyncRing, "collect", failing)
     before = connection.connection
-    response = client.post(
-        reverse("box", args=[card.pk, seat.pk, "ones"]),
-        {"value": "3", "was": "", "version": card.version},
-        headers={"HX-Request": "true"},
-    )
+    response = post()
     assert response.status_code == 500
     assert ("submit", os.path.realpath(f"{connection.settings_dict['NAME']}-wal")) in ring_syncs
     assert connection.connection is not before
