@@ -75,6 +75,9 @@ SCENARIOS = [
     Scenario("history", "«Historial»", 200, "floor_get", 3.0, 'class="history"'),
     Scenario("player", "player statistics", 200, "floor_get", 3.0, "<svg"),
     Scenario("ranking", "«Clasificación»", 200, "floor_get", 3.0, "Clasificación"),
+    # What durability alone costs a write, measured next to it: one row rewritten, its
+    # commit on disk before the answer. Reported only: the write's budget is to the floor.
+    Scenario("floor_write", "floor POST + one durable write", 200, "floor_post", None, "ok"),
     # Last: its writes change the cards the other scenarios read.
     # The organizer's page sends the version it shows: the answer is just what changed.
     Scenario("write", "box write (htmx POST)", 200, "floor_post", 2.0, 'hx-swap-oob="true"'),
@@ -83,6 +86,7 @@ SCENARIOS = [
     Scenario("floor_post_end", "floor POST + CSRF (again)", 200, marker="ok"),
 ]
 BY_KEY = {s.key: s for s in SCENARIOS}
+TICKS_ROWS = 64  # rows of the durable write floor, rewritten in turn
 
 
 def say(message: str = "") -> None:
@@ -342,6 +346,13 @@ class App:
         self.close()
         return count
 
+    def ticks(self) -> None:
+        """The rows the durable write floor rewrites."""
+        from bench.views import create_ticks
+
+        create_ticks(TICKS_ROWS)
+        self.close()
+
     def versions(self, cards) -> dict[int, int]:
         from scorecards.models import Scorecard
 
@@ -506,6 +517,14 @@ class Load:
             }
         if key == "card":
             return {"mode": "rotate", "requests": [self.get(f"/tarjetas/{pk}/") for pk in live]}
+        if key == "floor_write":
+            return {
+                "mode": "rotate",
+                "requests": [
+                    ["POST", f"/_bench/suelo/escritura/{n}/", self.post_headers(), ""]
+                    for n in range(1, TICKS_ROWS + 1)
+                ],
+            }
         if key in ("poll_same", "poll_changed"):
             versions = self.app.versions(live)
             lag = 0 if key == "poll_same" else 1
@@ -727,6 +746,7 @@ def run_one(args) -> dict:
     ensure_wrk()
     app = App(env)
     prepared = app.sessions()
+    app.ticks()
     db_version = app.database_version()
     app.close()
     say(
