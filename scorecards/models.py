@@ -290,7 +290,11 @@ class Seat(models.Model):
     @property
     def problems(self) -> list[str]:
         """What stops this column from being finalized: blank boxes and inconsistencies."""
-        return list(_problems(_box_values(self), self.yahtzee_bonuses, get_language()))
+        return list(self.problems_in(get_language()))
+
+    def problems_in(self, language) -> tuple[str, ...]:
+        """The problems in one language: the sheet asks for every column at once."""
+        return _problems(_box_values(self), self.yahtzee_bonuses, language)
 
     def value(self, box: str) -> int | None:
         return getattr(self, box)

@@ -132,10 +132,13 @@ def written_html(scorecard, recorded) -> str:
     """
     seats = scorecard.seat_list
     base = card_url(scorecard.pk)
-    words = _words(get_language())
+    language = get_language()
+    words = _words(language)
     cells = {(seat.pk, box) for seat, box, _old, _new in recorded.items}
     changed = {box for _seat, box in cells}
-    rows = table_rows(scorecard, seats, base, True, boxes=changed, cells=cells, oob=OOB)
+    rows = table_rows(
+        scorecard, seats, base, True, boxes=changed, cells=cells, oob=OOB, words=words
+    )
     players = {seat.pk: seat.player.name for seat in seats}
     change = _entry(
         recorded.kind,
@@ -146,7 +149,9 @@ def written_html(scorecard, recorded) -> str:
             for seat, box, old, new in recorded.items
         ],
     )
-    problems = [(seat.player.name, problems) for seat in seats if (problems := seat.problems)]
+    problems = [
+        (players[seat.pk], problems) for seat in seats if (problems := seat.problems_in(language))
+    ]
     version = scorecard.version
     return "".join(
         [
@@ -202,16 +207,19 @@ def problems_html(problems, words, *, is_open=False, oob="") -> str:
     """«Para finalizar falta»: [(player name, [reason, ...]), ...], open after a refusal."""
     if not problems:
         return f'<div id="sheet-problems"{oob}></div>'
-    items = "".join(
-        f"<li><strong>{escape(name)}</strong>: {escape(' '.join(reasons))}</li>"
-        for name, reasons in problems
-    )
+    items = "".join(_problem_item(name, tuple(reasons)) for name, reasons in problems)
     return (
         f'<div id="sheet-problems"{oob}>\n'
         f'  <details class="problems"{" open" if is_open else ""}>\n'
         f"    <summary><strong>{words['to_finalize']}</strong></summary>\n"
         f"    <ul>{items}</ul>\n  </details>\n  </div>"
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _problem_item(name, reasons) -> str:
+    """One column's problems: the same on every write until that column changes."""
+    return f"<li><strong>{escape(name)}</strong>: {escape(' '.join(reasons))}</li>"
 
 
 def change_html(change, words) -> str:
@@ -256,14 +264,16 @@ def table(scorecard, seats, base, can_edit) -> str:
     )
 
 
-def table_rows(scorecard, seats, base, can_edit, *, boxes=None, cells=None, oob="") -> list[str]:
+def table_rows(
+    scorecard, seats, base, can_edit, *, boxes=None, cells=None, oob="", words=None
+) -> list[str]:
     """The table's rows, each with an id; with boxes, only theirs and the sums; with
     cells ({(seat id, box), ...}), only those cells of the boxes' rows.
 
     oob is an attribute every row (or cell) gets (hx-swap-oob) when a write answers with
-    just what it changed.
+    just what it changed; words, _words() of the current language if the caller has them.
     """
-    words = _words(get_language())
+    words = words or _words(get_language())
     blank = words["blank"]
     names = [escape(seat.player.name) for seat in seats]
     totals = [seat.totals for seat in seats]
@@ -313,10 +323,7 @@ def table_rows(scorecard, seats, base, can_edit, *, boxes=None, cells=None, oob=
         )
 
     row = box_row if cells is None else box_cells
-    rows = [
-        row(c.value, words[c.value]) if boxes is None or c.value in boxes else None
-        for c in Category
-    ]
+    rows = [row(box, words[box]) if boxes is None or box in boxes else None for box in _CATEGORIES]
     # With boxes, a sum row only if one of them counts in it: the upper sum and its bonus
     # for the upper boxes, the lower sum for the lower ones, the Yahtzee bonus row for
     # the bonus count and the Yahtzee box (which brings the «Yahtzee extra» link).
@@ -361,6 +368,7 @@ def box_cell(seat, name, box, label, blank, base, can_edit, oob="") -> str:
     )
 
 
+_CATEGORIES = tuple(c.value for c in Category)  # enum members' .value costs on every call
 _UPPER = frozenset(c.value for c in rules.UPPER)
 _LOWER = frozenset(c.value for c in rules.LOWER)
 
