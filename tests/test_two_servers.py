@@ -25,16 +25,22 @@ def shared_database(django_db_blocker):
     """A fresh PostgreSQL database on the test server, migrated, seeded, dropped afterwards."""
     db = settings.DATABASES["default"]
     name = "dados_two_servers"
-    with django_db_blocker.unblock(), connection.cursor() as cursor:
-        cursor.execute(f"DROP DATABASE IF EXISTS {name}")
-        cursor.execute(f"CREATE DATABASE {name}")
+    with django_db_blocker.unblock():
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP DATABASE IF EXISTS {name}")
+            cursor.execute(f"CREATE DATABASE {name}")
+        # Left open, this session would still be on the test database when the whole
+        # run ends, and stop its teardown ("is being accessed by other users").
+        connection.close()
     url = f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{name}"
     try:
         run([BIN / "python", "manage.py", "migrate", "--noinput"], server_env(url))
         yield url, [int(n) for n in django_script(url, SEED).split()]
     finally:
-        with django_db_blocker.unblock(), connection.cursor() as cursor:
-            cursor.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        with django_db_blocker.unblock():
+            with connection.cursor() as cursor:
+                cursor.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            connection.close()
 
 
 def test_a_write_through_one_server_is_seen_through_the_other(shared_database, tmp_path):
