@@ -471,12 +471,23 @@ def _in_progress_links(user) -> str:
     the translated words are escaped too; compilemessages refuses a translation whose
     placeholders do not match.
     """
-    label, here = _("Tarjeta del %(date)s"), timezone.get_current_timezone()
+    label, here = _("Tarjeta del %(date)s · %(players)s"), timezone.get_current_timezone()
+    # «Ana, Ben y Carla», as the names filter and get_text_list say it, translated once.
+    comma, and_word = _(", "), _("y")
+
+    def players_of(names):
+        if len(names) < 2:
+            return "".join(names)
+        return f"{comma.join(names[:-1])} {and_word} {names[-1]}"
+
     return mark_safe(
         "".join(
             f'<li><a href="{sheet.escape(sheet.card_url(pk))}">'
-            f"{sheet.escape(label % {'date': _short_date(created, here)})}</a></li>"
-            for pk, created in Scorecard.objects.in_progress_of(user, 20)
+            + sheet.escape(
+                label % {"date": _short_date(created, here), "players": players_of(names)}
+            )
+            + "</a></li>"
+            for pk, created, names in Scorecard.objects.in_progress_of(user, 20)
         )
     )
 

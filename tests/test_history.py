@@ -131,15 +131,35 @@ def test_history_links_my_cards_in_progress_newest_first_in_local_time(ana_clien
     Scorecard.objects.filter(pk=playing.pk).update(created_at=datetime(2026, 11, 30, 7, tzinfo=UTC))
     text = ana_client.get(reverse("history")).text
     section = text[text.index("<h2>En juego</h2>") : text.index("Partidas finalizadas")]
-    newest = f'<li><a href="/tarjetas/{playing.pk}/">Tarjeta del 30/11/2026 08:00</a></li>'
-    oldest = f'<li><a href="/tarjetas/{mine.pk}/">Tarjeta del 29/11/2026 21:05</a></li>'
+    newest = (
+        f'<li><a href="/tarjetas/{playing.pk}/">Tarjeta del 30/11/2026 08:00 · Ana y Carla</a></li>'
+    )
+    oldest = (
+        f'<li><a href="/tarjetas/{mine.pk}/">Tarjeta del 29/11/2026 21:05 · Ben y Carla</a></li>'
+    )
     assert section.index(newest) < section.index(oldest)
     assert f"/tarjetas/{not_mine.pk}/" not in section
     assert f"/tarjetas/{done.pk}/" not in section
 
     ana_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
     text = ana_client.get(reverse("history")).text
-    assert f'<a href="/tarjetas/{mine.pk}/">Scorecard of 29/11/2026 21:05</a>' in text
+    assert (
+        f'<a href="/tarjetas/{mine.pk}/">Scorecard of 29/11/2026 21:05 · Ben and Carla</a>' in text
+    )
+
+
+def test_cards_in_progress_of_the_same_minute_are_told_apart_by_their_players(
+    ana_client, ana, ben, carla
+):
+    first = make_scorecard(organizer=ana, players=[ana, ben])
+    second = make_scorecard(organizer=ana, players=[carla, ben, ana])
+    same_minute = datetime(2026, 11, 30, 18, 0, tzinfo=UTC)
+    Scorecard.objects.filter(pk__in=[first.pk, second.pk]).update(created_at=same_minute)
+    text = ana_client.get(reverse("history")).text
+    # In turn order; the newer card (the higher id, at the same moment) first.
+    newer = f'<a href="/tarjetas/{second.pk}/">Tarjeta del 30/11/2026 19:00 · Carla, Ben y Ana</a>'
+    older = f'<a href="/tarjetas/{first.pk}/">Tarjeta del 30/11/2026 19:00 · Ana y Ben</a>'
+    assert f"<li>{newer}</li><li>{older}</li>" in text
 
 
 def test_history_links_at_most_twenty_cards_in_progress(ana_client, ana, ben):
