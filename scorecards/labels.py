@@ -70,3 +70,24 @@ def problem_text(problem) -> str:
                 "bonuses": bonuses,
                 "capacity": capacity,
             }
+
+
+# get_text_list's separator: a msgid of Django's own catalogue (a name, so that
+# makemessages does not copy it into the app's).
+_LIST_SEPARATOR = ", "
+
+
+def names_list(names) -> str:
+    """«Ana, Ben y Carla»: names as a sentence list in the active language, said as
+    Django's get_text_list says it, with its words translated once per language (a page
+    may list twenty cards' players)."""
+    if len(names) < 2:
+        return "".join(names)
+    comma, and_word = _list_words(translation.get_language())
+    return f"{comma.join(names[:-1])} {and_word} {names[-1]}"
+
+
+@functools.lru_cache(maxsize=16)
+def _list_words(language) -> tuple[str, str]:
+    with translation.override(language):
+        return translation.gettext(_LIST_SEPARATOR), translation.gettext("y")

@@ -25,7 +25,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from scorecards import rules, services, sheet, stats
 from scorecards.forms import HistoryFilterForm
-from scorecards.labels import BOX_LABELS
+from scorecards.labels import BOX_LABELS, names_list
 from scorecards.models import BONUS, Scorecard, Seat, StatsVersion
 from scorecards.rules import Category
 from scorecards.services import Refused
@@ -472,19 +472,11 @@ def _in_progress_links(user) -> str:
     placeholders do not match.
     """
     label, here = _("Tarjeta del %(date)s · %(players)s"), timezone.get_current_timezone()
-    # «Ana, Ben y Carla», as the names filter and get_text_list say it, translated once.
-    comma, and_word = _(", "), _("y")
-
-    def players_of(names):
-        if len(names) < 2:
-            return "".join(names)
-        return f"{comma.join(names[:-1])} {and_word} {names[-1]}"
-
     return mark_safe(
         "".join(
             f'<li><a href="{sheet.escape(sheet.card_url(pk))}">'
             + sheet.escape(
-                label % {"date": _short_date(created, here), "players": players_of(names)}
+                label % {"date": _short_date(created, here), "players": names_list(names)}
             )
             + "</a></li>"
             for pk, created, names in Scorecard.objects.in_progress_of(user, 20)

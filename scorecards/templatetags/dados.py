@@ -3,10 +3,8 @@ import functools
 from django import template
 from django.conf import settings
 from django.urls import get_script_prefix, get_urlconf, reverse
-from django.utils.text import get_text_list
-from django.utils.translation import gettext as _
 
-from scorecards.labels import BOX_LABELS
+from scorecards.labels import BOX_LABELS, names_list
 from scorecards.rules import Category
 
 register = template.Library()
@@ -15,7 +13,7 @@ register = template.Library()
 @register.filter
 def names(players) -> str:
     """«Ana, Ben y Carla»: players' names as a sentence list, in the active language."""
-    return get_text_list([player.name for player in players], _("y"))
+    return names_list([player.name for player in players])
 
 
 @register.filter
