@@ -7,7 +7,7 @@ The durable write floor adds the least a write that must survive a crash costs.
 
 from django.contrib.auth.decorators import login_required
 from django.db import connection, transaction
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.views.decorators.http import require_GET, require_POST
 
 from scorecards import prepared
@@ -45,6 +45,8 @@ def floor_write(request, n):
     answer leaves, by the means the box write uses: on PostgreSQL the statement opens the
     transaction and the COMMIT is answered at the end of the request; on SQLite the WAL's
     sync runs while the request ends (dados.durable)."""
+    if not 0 < n < 2**31:  # beyond any row; the databases would refuse the number
+        raise Http404
     sql = f"UPDATE {TICKS} SET n = n + 1 WHERE id = %s"
     if hasattr(connection, "commit_later") and connection.commits_later():
         with connection.cursor() as cursor:

@@ -49,6 +49,8 @@ def test_the_write_floor_is_for_a_logged_in_post(ticks, ana_client):
     url = reverse("bench_floor_write", args=[1])
     assert Client().post(url).status_code == 302  # to the log-in page
     assert ana_client.get(url).status_code == 405
+    too_big = reverse("bench_floor_write", args=[2**70])
+    assert ana_client.post(too_big).status_code == 404
     assert _counts() == [0, 0, 0]
 
 
