@@ -5,9 +5,10 @@
 -- DATA.lua sets `expect` (the status every response must have) and either
 --   mode = "rotate": `requests`, a list of {method, path, headers, body} sent round-robin
 --                    (each thread starts at a different place in the list), or
---   mode = "toggle": `headers` and `cells`, a list of {path, a, b}: box writes that flip each
---                    cell between its current value a and another allowed value b, always
---                    sending the value the server holds as `was`. Each thread owns the
+--   mode = "toggle": `headers` by card (its organizer's session) and `cells`, a list of
+--                    {path, a, b}: box writes that flip each cell between its current
+--                    value a and another allowed value b, always sending the value the
+--                    server holds as `was`. Each thread owns the
 --                    cells of every T-th card and cycles through all of its cells before
 --                    writing one again, so a cell's previous write has long been answered
 --                    when it is next written, and the `was` is right (a wrong one is a 409,
@@ -45,7 +46,7 @@ function init(args)
          local card = string.match(cell[1], "/tarjetas/(%d+)/")
          if tonumber(card) % nthreads == id then
             table.insert(cells, {path = cell[1], card = card, a = cell[2], b = cell[3],
-                                 flipped = false})
+                                 headers = headers[tonumber(card)], flipped = false})
          end
       end
       position = 0
@@ -72,7 +73,7 @@ function request()
       cell.flipped = not cell.flipped
       local body = "value=" .. value .. "&was=" .. was .. "&version=" .. (seen[cell.card] or "")
          .. "&answer=cells"
-      return wrk.format("POST", cell.path, headers, body)
+      return wrk.format("POST", cell.path, cell.headers, body)
    end
    position = position % #formatted + 1
    return formatted[position]

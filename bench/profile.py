@@ -66,11 +66,14 @@ def main(argv=None) -> int:
     from django.contrib.auth import get_user_model  # isort: skip
 
     host = get_user_model().objects.get(username=HOST_USERNAME)
-    card = Scorecard.objects.in_progress().filter(organizer=host).order_by("pk").first()
-    watcher = Seat.objects.get(scorecard=card, order=0).player
-    seat = Seat.objects.filter(scorecard=card).order_by("order").last()
-    client, watching = Client(enforce_csrf_checks=False), Client()
+    # As in the benchmark: each card in progress has its own organizer; the host plays.
+    card = Scorecard.objects.in_progress().select_related("organizer").order_by("pk").first()
+    seats = Seat.objects.filter(scorecard=card).select_related("player").order_by("order")
+    watcher = next(s.player for s in seats if s.player_id != card.organizer_id)
+    seat = seats.last()
+    client, organizing, watching = Client(enforce_csrf_checks=False), Client(), Client()
     client.force_login(host)
+    organizing.force_login(card.organizer)
     watching.force_login(watcher)
     choices = [v for v in sorted(_allowed(Category.CHANCE)) if v][:2]
     state = {"chance": Seat.objects.values_list("chance", flat=True).get(pk=seat.pk)}
@@ -86,7 +89,7 @@ def main(argv=None) -> int:
             "version": state["version"],
             "answer": "cells",
         }
-        response = client.post(
+        response = organizing.post(
             f"/tarjetas/{card.pk}/casilla/{seat.pk}/chance/",
             urlencode(body),  # as htmx sends it
             content_type="application/x-www-form-urlencoded",
@@ -104,7 +107,7 @@ def main(argv=None) -> int:
     requests = {
         "floor_get": lambda: client.get("/_bench/suelo/"),
         "floor_post": lambda: client.post("/_bench/suelo/post/"),
-        "card": lambda: client.get(f"/tarjetas/{card.pk}/"),
+        "card": lambda: organizing.get(f"/tarjetas/{card.pk}/"),
         "poll_same": poll(0),
         "poll_changed": poll(1),
         "history": lambda: client.get("/historial/"),

@@ -297,7 +297,8 @@ class App:
             return "SQLite " + cursor.fetchone()[0]
 
     def sessions(self) -> dict:
-        """A logged-in session for the host and for the first player of each live card."""
+        """A logged-in session for the host, each live card's organizer, and the first
+        player of each live card who does not organize it (who follows it live)."""
         from django.contrib.auth import (
             BACKEND_SESSION_KEY,
             HASH_SESSION_KEY,
@@ -312,13 +313,17 @@ class App:
 
         User = get_user_model()
         host = User.objects.get(username=HOST_USERNAME)
-        live = list(Scorecard.objects.in_progress().filter(organizer=host).order_by("pk"))
-        watchers = {
-            seat.scorecard_id: seat.player
-            for seat in Seat.objects.filter(scorecard__in=live, order=0).select_related("player")
-        }
+        live = list(Scorecard.objects.in_progress().select_related("organizer").order_by("pk"))
+        organizers = {card.pk: card.organizer for card in live}
+        watchers = {}
+        for seat in Seat.objects.filter(scorecard__in=live).select_related("player"):
+            if seat.player_id != organizers[seat.scorecard_id].pk:
+                first = watchers.get(seat.scorecard_id)
+                if first is None or seat.order < first.order:
+                    watchers[seat.scorecard_id] = seat
+        watchers = {card_pk: seat.player for card_pk, seat in watchers.items()}
         cookies = {}
-        for user in [host, *watchers.values()]:
+        for user in [host, *organizers.values(), *watchers.values()]:
             if user.pk in cookies:
                 continue
             session = SessionStore()
@@ -333,6 +338,7 @@ class App:
             "csrf": get_random_string(32),
             "cookies": cookies,
             "live": [card.pk for card in live],
+            "organizers": {card_pk: user.pk for card_pk, user in organizers.items()},
             "watchers": {card_pk: user.pk for card_pk, user in watchers.items()},
             "games": Seat.objects.filter(
                 player=host, scorecard__finalized_at__isnull=False
@@ -495,9 +501,9 @@ class Load:
     def get(self, path, user_pk=None) -> list:
         return ["GET", path, {"Cookie": self.cookie(user_pk or self.p["host"])}, None]
 
-    def post_headers(self) -> dict:
+    def post_headers(self, user_pk=None) -> dict:
         return {
-            "Cookie": self.cookie(self.p["host"]),
+            "Cookie": self.cookie(user_pk or self.p["host"]),
             "X-CSRFToken": self.p["csrf"],
             "HX-Request": "true",
             "Content-Type": "application/x-www-form-urlencoded",
@@ -515,8 +521,13 @@ class Load:
                 "mode": "rotate",
                 "requests": [["POST", "/_bench/suelo/post/", self.post_headers(), ""]],
             }
+        organizers = self.p["organizers"]
         if key == "card":
-            return {"mode": "rotate", "requests": [self.get(f"/tarjetas/{pk}/") for pk in live]}
+            # The organizer's page: the sheet with its buttons and what is missing.
+            return {
+                "mode": "rotate",
+                "requests": [self.get(f"/tarjetas/{pk}/", organizers[pk]) for pk in live],
+            }
         if key == "floor_write":
             return {
                 "mode": "rotate",
@@ -542,9 +553,10 @@ class Load:
         if key == "ranking":
             return {"mode": "rotate", "requests": [self.get("/clasificacion/")]}
         if key == "write":
+            # Each card's writes come from its own organizer, as at a club's tables.
             return {
                 "mode": "toggle",
-                "headers": self.post_headers(),
+                "headers": {pk: self.post_headers(organizers[pk]) for pk in live},
                 "cells": self.app.cells(live),
                 "versions": self.app.versions(live),
             }
@@ -555,9 +567,9 @@ class Load:
         data = self.data(scenario.key)
         if data["mode"] == "toggle":
             path, current, other = data["cells"][0]
-            version = data["versions"][int(path.split("/")[2])]
-            body = f"value={other}&was={current}&version={version}&answer=cells"
-            method, headers = "POST", data["headers"]
+            card = int(path.split("/")[2])
+            body = f"value={other}&was={current}&version={data['versions'][card]}&answer=cells"
+            method, headers = "POST", data["headers"][card]
         else:
             method, path, headers, body = data["requests"][0]
         status, text = request(self.port, method, path, headers, body)

@@ -9,8 +9,11 @@ Migrates, then writes (all deterministic, from a fixed random seed):
 * `games` finalized games, 2 to 6 players each, spread over the last three years. The host
   organized and played every one of them, so her «Historial» and statistics page cover
   all `games` games (the worst case); the other players have a few hundred each;
-* `live_cards` cards in progress organized by the host, `live_seats` players each (the host
-  only organizes them), every column half filled, each filled box with its change log entry.
+* `live_cards` cards in progress of `live_seats` players each, every column half filled,
+  each filled box with its change log entry. Like tables at a club, each card has an
+  organizer of its own (a different player for each card while there are enough), who
+  plays in it and wrote its entries; the host plays in every one of them, so her
+  «Historial» also lists the most cards in progress.
 
 Seats are inserted before their cards are finalized: a database trigger refuses seats for
 a finalized card. Finalized games have no change log (no page the benchmark reads shows it).
@@ -89,8 +92,8 @@ def seed(*, players, games, live_cards, live_seats, verbose=True) -> dict:
     User = get_user_model()
     if User.objects.exists():
         raise SystemExit("The database already has users: the benchmark seeds only empty ones.")
-    if live_seats > players - 1:
-        raise SystemExit("live_seats must be smaller than players (the host only organizes).")
+    if not 2 <= live_seats <= players - 1:
+        raise SystemExit("live_seats must be from 2 (an organizer and the host) to players - 1.")
 
     rng = random.Random(RANDOM_SEED)
     now = timezone.now()
@@ -161,10 +164,15 @@ def seed(*, players, games, live_cards, live_seats, verbose=True) -> dict:
         say("finalized")
 
         # Cards in progress, half filled, each filled box with its change log entry.
-        live = Scorecard.objects.bulk_create(Scorecard(organizer=host) for _ in range(live_cards))
+        organizers = rng.sample(others, len(others))
+        live = Scorecard.objects.bulk_create(
+            Scorecard(organizer=organizers[i % len(organizers)]) for i in range(live_cards)
+        )
         live_seat_rows, writes = [], []
         for card in live:
-            table = rng.sample(others, live_seats)
+            rest = [p for p in others if p != card.organizer]
+            table = [card.organizer, host, *rng.sample(rest, live_seats - 2)]
+            rng.shuffle(table)
             card_writes = []
             for order, player in enumerate(table):
                 filled = rng.sample(list(Category), rng.randint(4, 9))
@@ -187,7 +195,7 @@ def seed(*, players, games, live_cards, live_seats, verbose=True) -> dict:
             (
                 Change(
                     scorecard=card,
-                    author=host,
+                    author=card.organizer,
                     kind=Change.Kind.BOX,
                     items=[[seat.pk, box, None, value]],
                 )
