@@ -28,7 +28,7 @@ function setup(thread)
    table.insert(threads, thread)
 end
 
-local formatted, cells, position, seen
+local formatted, cells, position, seen, verifying
 
 function init(args)
    dofile(args[1])
@@ -50,6 +50,7 @@ function init(args)
          end
       end
       position = 0
+      verifying = id == 0
    else
       formatted = {}
       for _, r in ipairs(requests) do
@@ -62,6 +63,15 @@ end
 
 function request()
    if mode == "toggle" then
+      if verifying then
+         -- wrk asks thread 0 for one request right after init(), only to check it, and
+         -- never sends it: that one must not flip a cell, or the cell's next write
+         -- would send the value the server already holds (an answer that changes
+         -- nothing, and the whole sheet).
+         verifying = false
+         local cell = cells[1]
+         return wrk.format("POST", cell.path, cell.headers, "value=" .. cell.b .. "&was=" .. cell.a)
+      end
       position = position % #cells + 1
       local cell = cells[position]
       local value, was
