@@ -316,12 +316,10 @@ class App:
         live = list(Scorecard.objects.in_progress().select_related("organizer").order_by("pk"))
         organizers = {card.pk: card.organizer for card in live}
         watchers = {}
-        for seat in Seat.objects.filter(scorecard__in=live).select_related("player"):
+        seats = Seat.objects.filter(scorecard__in=live).select_related("player").order_by("order")
+        for seat in seats:
             if seat.player_id != organizers[seat.scorecard_id].pk:
-                first = watchers.get(seat.scorecard_id)
-                if first is None or seat.order < first.order:
-                    watchers[seat.scorecard_id] = seat
-        watchers = {card_pk: seat.player for card_pk, seat in watchers.items()}
+                watchers.setdefault(seat.scorecard_id, seat.player)
         cookies = {}
         for user in [host, *organizers.values(), *watchers.values()]:
             if user.pk in cookies:
