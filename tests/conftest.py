@@ -42,7 +42,7 @@ def _finalized_triggers(action):
     from django.db import connection
 
     # The migration that made the current ones.
-    migration = importlib.import_module("scorecards.migrations.0006_change_items_inline")
+    migration = importlib.import_module("scorecards.migrations.0007_seat_checks_in_domains")
     with connection.schema_editor() as editor:
         getattr(migration, f"{action}_triggers")(None, editor)
 

@@ -1,4 +1,5 @@
-"""Migration 0006 moves every change's items into the change's row, and back again."""
+"""Migration 0006 moves every change's items into the change's row, and back again;
+0007 moves the seat's checks into domains on PostgreSQL, and back again."""
 
 import json
 
@@ -6,8 +7,11 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 
+from tests.factories import make_scorecard
+
 BEFORE = [("scorecards", "0005_created_once")]
 AFTER = [("scorecards", "0006_change_items_inline")]
+DOMAINS = [("scorecards", "0007_seat_checks_in_domains")]
 USERS = [("accounts", "0002_must_change_password")]  # as they are now, on both sides
 
 
@@ -19,13 +23,23 @@ def migrate(targets):
     return executor.loader.project_state(targets + USERS).apps
 
 
-def refused(sql, params=()):
+def latest():
+    """The newest migration of every app: where a test leaves the database."""
+    return MigrationExecutor(connection).loader.graph.leaf_nodes()
+
+
+def refusal(sql, params=()) -> str | None:
+    """The database's message if it refuses the statement, None if it takes it."""
     try:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(sql, params)
-    except IntegrityError:
-        return True
-    return False
+    except IntegrityError as error:
+        return str(error)
+    return None
+
+
+def refused(sql, params=()):
+    return refusal(sql, params) is not None
 
 
 def rows(sql):
@@ -70,7 +84,7 @@ def old_log(flushable_db):
         "done": done.pk,
         "author": olga.pk,
     }
-    migrate(AFTER)
+    migrate(latest())
 
 
 def test_0006_moves_the_items_into_their_change(old_log):
@@ -132,3 +146,44 @@ def test_the_items_are_stored_as_plain_json(old_log):
     [(items,)] = rows(f"SELECT items FROM scorecards_change WHERE id = {old_log['changes'][1]}")
     b = old_log["seats"][1]
     assert json.loads(items) == [[b, "fours", None, 20], [b, "yahtzee_bonuses", 0, 1]]
+
+
+def seat_checks():
+    """The seat table's own CHECK constraints, and the seat's domains (PostgreSQL)."""
+    table = rows(
+        "SELECT count(*) FROM pg_constraint"
+        " WHERE conrelid = 'scorecards_seat'::regclass AND contype = 'c'"
+    )[0][0]
+    domains = rows("SELECT count(*) FROM pg_type WHERE typname LIKE 'dados\\_seat\\_%%'")[0][0]
+    return table, domains
+
+
+@pytest.mark.parametrize(
+    ("column", "bad", "good", "name"),
+    [
+        ("chance", 4, 5, "seat_chance_allowed"),
+        ("fives", 17, 25, "seat_fives_allowed"),
+        ("yahtzee_bonuses", 13, 12, "seat_yahtzee_bonuses_range"),
+        # SQLite names a positive field's check by its condition.
+        ('"order"', -1, 7, {"postgresql": "scorecards_seat_order_check", "sqlite": "order"}),
+        ("total", -1, 0, {"postgresql": "scorecards_seat_total_check", "sqlite": "total"}),
+    ],
+)
+def test_0007_refuses_the_same_values_by_the_same_names_both_ways(
+    flushable_db, column, bad, good, name
+):
+    seat = make_scorecard(n=2).seats.first().pk
+    update = f"UPDATE scorecards_seat SET {column} = %s WHERE id = %s"
+    postgres = connection.vendor == "postgresql"
+    if isinstance(name, dict):
+        name = name[connection.vendor]
+    try:
+        for target, checks in ((AFTER, (31, 0)), (DOMAINS, (0, 17)), (AFTER, (31, 0))):
+            migrate(target)
+            if postgres:  # SQLite keeps its table checks: 0007 changes nothing there
+                assert seat_checks() == checks
+            assert name in (refusal(update, [bad, seat]) or "")
+            assert refusal(update, [good, seat]) is None
+    finally:
+        migrate(latest())
+    assert refused(update, [bad, seat])

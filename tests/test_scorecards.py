@@ -6,8 +6,9 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import ProtectedError
 from django.urls import reverse
 
-from scorecards import services
+from scorecards import rules, services
 from scorecards.models import BONUS, Change, FinalizedError, Scorecard, Seat
+from scorecards.rules import Category
 from scorecards.services import Refused
 from tests.factories import UserFactory, fill, logged_items, make_scorecard
 
@@ -1162,3 +1163,30 @@ def test_the_sheets_escaping_is_djangos():
     safe = html.escape(text)
     assert sheet.conditional_escape(safe) == html.conditional_escape(safe) == safe
     assert sheet.escape(5) == "5"
+
+
+@pytest.mark.parametrize("box", [category.value for category in Category])
+def test_the_database_takes_every_possible_score_and_no_other(card, ana, box):
+    seat = Seat.objects.filter(pk=seat_of(card, ana).pk)
+    allowed = rules.allowed_scores(box)
+    for value in [*sorted(allowed), None]:
+        seat.update(**{box: value})
+        assert seat.values_list(box, flat=True).get() == value
+    for value in sorted(set(range(-1, 52)) - allowed):
+        with pytest.raises(IntegrityError), transaction.atomic():
+            seat.update(**{box: value})
+    assert seat.values_list(box, flat=True).get() is None
+
+
+@pytest.mark.parametrize(
+    ("field", "good", "bad"),
+    [("yahtzee_bonuses", [0, 12], [-1, 13]), ("total", [0, 375], [-1]), ("place", [1], [-1])],
+)
+def test_the_database_refuses_a_count_out_of_range(card, ana, field, good, bad):
+    seat = Seat.objects.filter(pk=seat_of(card, ana).pk)
+    for value in good:
+        seat.update(**{field: value})
+    for value in bad:
+        with pytest.raises(IntegrityError), transaction.atomic():
+            seat.update(**{field: value})
+    assert seat.values_list(field, flat=True).get() == good[-1]
