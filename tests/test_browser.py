@@ -7,7 +7,7 @@ import pytest
 from scorecards.models import Scorecard
 from scorecards.rules import Category
 from tests.browsing import log_in
-from tests.factories import UserFactory
+from tests.factories import UserFactory, make_scorecard
 
 pytestmark = pytest.mark.browser
 
@@ -223,3 +223,28 @@ def test_a_write_answer_that_arrives_after_a_live_refresh_is_dropped(phone):
     page.reload()
     assert page.evaluate(SHEET_STATE) == patched
     assert page.errors == []
+
+
+@pytest.mark.parametrize("who", ["organizer", "player"])
+def test_a_six_player_card_does_not_scroll_sideways_on_a_small_phone(browser, server, who):
+    """The table scrolls inside its own box; the page itself stays 360 px wide, for the
+    organizer's sheet (cells are links) and a player's (cells with hidden labels)."""
+    organizer = UserFactory(username="olga", display_name="Olga")
+    players = [
+        UserFactory(username=f"p{n}", display_name=f"Jugadora con nombre largo {n}")
+        for n in range(6)
+    ]
+    card = make_scorecard(organizer, players)
+    context = browser.new_context(
+        viewport={"width": 360, "height": 740}, base_url=server, locale="es-ES"
+    )
+    page = context.new_page()
+    log_in(page, "olga" if who == "organizer" else "p0")
+    page.goto(f"/tarjetas/{card.pk}/")
+    table, box = page.evaluate(
+        "[document.querySelector('table.sheet').scrollWidth,"
+        " document.querySelector('.sheet-scroll').clientWidth]"
+    )
+    assert table > box  # the table is wider than the phone: it scrolls in its box
+    assert page.evaluate("document.documentElement.scrollWidth") == 360
+    context.close()
