@@ -19,6 +19,7 @@ PostgreSQL skips the trigger function for a card in progress (every write bumps 
 version).
 """
 
+import functools
 import importlib
 import re
 
@@ -36,6 +37,17 @@ TRIGGER = (
 WHEN = " WHEN (OLD.finalized_at IS NOT NULL)"
 
 
+def _on_postgres(step):
+    """A RunPython step that SQLite skips: its checks and triggers stay as they are."""
+
+    @functools.wraps(step)
+    def run(apps, schema_editor):
+        if schema_editor.connection.vendor == "postgresql":
+            step(apps, schema_editor)
+
+    return run
+
+
 def _rows(schema_editor, sql, params=()):
     with schema_editor.connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -47,9 +59,8 @@ def _swap(definition, old, new):
     return re.sub(rf"(?<![\w\"]){re.escape(old)}(?![\w\"])", new, definition)
 
 
+@_on_postgres
 def checks_into_domains(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
     quote = schema_editor.quote_name
     checks = _rows(
         schema_editor,
@@ -77,9 +88,8 @@ def checks_into_domains(apps, schema_editor):
         schema_editor.execute(f"ALTER TABLE {SEAT} {', '.join(alters)}")
 
 
+@_on_postgres
 def domains_into_checks(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
     quote = schema_editor.quote_name
     domains = _rows(
         schema_editor,
@@ -108,15 +118,16 @@ def domains_into_checks(apps, schema_editor):
 
 
 def _card_trigger(schema_editor, when):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute("DROP TRIGGER scorecard_finalized ON scorecards_scorecard")
-        schema_editor.execute(TRIGGER.format(when=when))
+    schema_editor.execute("DROP TRIGGER scorecard_finalized ON scorecards_scorecard")
+    schema_editor.execute(TRIGGER.format(when=when))
 
 
+@_on_postgres
 def card_trigger_when_finalized(apps, schema_editor):
     _card_trigger(schema_editor, WHEN)
 
 
+@_on_postgres
 def card_trigger_always(apps, schema_editor):
     _card_trigger(schema_editor, "")
 
