@@ -308,7 +308,17 @@ def box(request, pk, seat_id, box):
     except Refused as refused:
         return _refused(request, pk, refused)
     dice = _dice(request.GET.get("dados", ""))
-    proposed = rules.score(dice, box) if len(dice) == 5 and box != BONUS else None
+    # Five of a kind once the Yahtzee box is used is an extra Yahtzee: its box follows
+    # the joker order, with the +100 after a 50, so «Yahtzee extra» writes it, not this
+    # picker (which would offer 0 in Full for 44444). The Yahtzee box's own picker
+    # corrects that box.
+    extra = (
+        len(dice) == 5
+        and len(set(dice)) == 1
+        and seat.yahtzee is not None
+        and box not in (Category.YAHTZEE, BONUS)
+    )
+    proposed = rules.score(dice, box) if len(dice) == 5 and box != BONUS and not extra else None
     current = getattr(seat, box)
     context = {
         "scorecard": scorecard,
@@ -322,6 +332,7 @@ def box(request, pk, seat_id, box):
         "dice_text": "".join(str(d) for d in dice),
         "faces": range(1, 7),
         "proposed": proposed,
+        "extra_face": dice[0] if extra else None,
         "with_dice": box != BONUS,
     }
     template = "scorecards/picker.html#picker" if request.htmx else "scorecards/picker.html"

@@ -259,6 +259,39 @@ def test_the_picker_proposes_the_score_of_the_dice(org_client, card, ana):
     assert 'value="0" class="primary">Anotar 0' in org_client.get(url, {"dados": "12345"}).text
 
 
+@pytest.mark.parametrize("yahtzee", [50, 0])
+@pytest.mark.parametrize("box", ["full_house", "large_straight", "three_of_a_kind", "fours"])
+def test_five_of_a_kind_after_the_yahtzee_box_goes_to_the_extra_yahtzee(
+    org_client, card, ana, yahtzee, box
+):
+    """The dice helper does not offer 0 in Full for 44444 once Yahtzee is used: it is an
+    extra Yahtzee, scored by the joker order (and +100 after a 50)."""
+    seat = seat_of(card, ana)
+    write(org_client, card, seat, "yahtzee", str(yahtzee))
+    response = org_client.get(reverse("box", args=[card.pk, seat.pk, box]), {"dados": "44444"})
+    assert response.status_code == 200
+    assert 'class="primary">Anotar' not in response.text
+    joker = reverse("joker", args=[card.pk, seat.pk])
+    assert f'href="{joker}?cara=4"' in response.text
+    assert "Es un Yahtzee extra" in response.text
+    # That link's picker offers the boxes the joker order allows, with their scores.
+    choices = org_client.get(joker, {"cara": "4"}).text
+    assert 'value="fours">Cuatros <strong>20</strong>' in choices
+    assert 'value="full_house"' not in choices  # the own upper box is free: it comes first
+
+
+def test_five_of_a_kind_before_the_yahtzee_box_is_an_ordinary_roll(org_client, card, ana):
+    seat = seat_of(card, ana)
+    url = reverse("box", args=[card.pk, seat.pk, "three_of_a_kind"])
+    response = org_client.get(url, {"dados": "44444"})
+    assert 'value="20" class="primary">Anotar 20' in response.text
+    assert "Yahtzee extra" not in response.text
+    # Correcting the Yahtzee box itself still proposes its score.
+    write(org_client, card, seat, "yahtzee", "0")
+    url = reverse("box", args=[card.pk, seat.pk, "yahtzee"])
+    assert 'value="50" class="primary">Anotar 50' in org_client.get(url, {"dados": "44444"}).text
+
+
 def test_writing_a_box_updates_totals_and_positions(org_client, card, ana, ben):
     response = write(org_client, card, seat_of(card, ana), "fives", "15", htmx=True)
     assert response.status_code == 200
