@@ -42,15 +42,16 @@ def floor_post(request):
 @require_POST
 def floor_write(request, n):
     """The POST floor plus one row rewritten in its own transaction, on disk before the
-    answer leaves, by the means the box write uses: on PostgreSQL the statement's commit
-    is answered at the end of the request; on SQLite the WAL's sync runs while the
-    request ends (dados.durable)."""
+    answer leaves, by the means the box write uses: on PostgreSQL the statement opens the
+    transaction and the COMMIT is answered at the end of the request; on SQLite the WAL's
+    sync runs while the request ends (dados.durable)."""
     if not 0 < n < 2**31:  # beyond any row; the databases would refuse the number
         raise Http404
     sql = f"UPDATE {TICKS} SET n = n + 1 WHERE id = %s"
-    if connection.vendor == "postgresql":
+    if hasattr(connection, "commit_later") and connection.commits_later():
         with connection.cursor() as cursor:
-            prepared.execute_committing_later(cursor, sql, [n])
+            prepared.execute(cursor, sql, [n], begin=True)
+        connection.commit_later()
     else:
         with transaction.atomic(), connection.cursor() as cursor:
             prepared.execute(cursor, sql, [n])

@@ -11,10 +11,9 @@ server no longer knows (someone ran DEALLOCATE, a pooler reset the connection) i
 prepared again, and one whose plan a migration made stale is prepared anew. If the
 server forgets them again at once (a pooler in transaction mode hands over another
 server connection every time), that connection stops preparing and runs plain SQL.
-Inside a transaction, queries run as they are. A writing statement may also run as a
-transaction of its own whose commit is answered at the end of the request
-(execute_committing_later: the box write, dados.postgresql); one that fails has been
-rolled back by the server before it is prepared again.
+Inside a transaction, queries run as they are. A statement may open a transaction of
+its own (begin=True: the box write, dados.postgresql): BEGIN goes in the same message,
+and one that fails is rolled back before it is prepared again.
 
 A connection that prepares also plans them once: plan_cache_mode = force_generic_plan.
 Every one of them finds its rows by key, so the plan is the same whatever the values.
@@ -40,8 +39,13 @@ DUPLICATE_STATEMENT = "42P05"  # duplicate_prepared_statement
 STALE_PLAN = "0A000"  # a migration changed a column: "cached plan must not change result type"
 
 
-def execute(cursor, sql, params) -> None:
-    """cursor.execute(sql, params) with %s placeholders, prepared where it pays."""
+def execute(cursor, sql, params, *, begin=False) -> None:
+    """cursor.execute(sql, params) with %s placeholders, prepared where it pays.
+
+    With begin (PostgreSQL, outside transactions) the statement opens a transaction,
+    which the caller ends; the cursor holds the statement's rows. A statement that fails
+    rolls it back.
+    """
     connection = cursor.db
     if connection.vendor == "sqlite":
         if connection.queries_logged or connection.execute_wrappers:
@@ -51,35 +55,14 @@ def execute(cursor, sql, params) -> None:
             with connection.wrap_database_errors:
                 sqlite3.Cursor.execute(cursor.cursor, _qmark(sql), params)
         return
-    _execute(cursor, sql, params, _run)
-
-
-def execute_committing_later(cursor, sql, params) -> list[tuple]:
-    """The rows of a writing statement with %s placeholders, run as a transaction of its
-    own.
-
-    On PostgreSQL inside a request (dados.postgresql) its commit is answered before the
-    request's answer leaves, and the rows come back while the server commits; elsewhere
-    it runs as execute() runs it (outside a transaction: committed at once).
-    """
-    connection = cursor.db
-    later = hasattr(connection, "commits_later") and connection.commits_later()
-    if not later or connection.execute_wrappers:  # a wrapper wants to see the execute
-        execute(cursor, sql, params)
-        return cursor.fetchall() if cursor.description else []
-    return _execute(cursor, sql, params, _run_committing_later)
-
-
-def _execute(cursor, sql, params, run):
-    """run(cursor, sql, params, name) with the statement prepared as name, or None: plain
-    SQL (in a transaction, or on a connection that does not keep them)."""
-    connection = cursor.db
     names = None
     if connection.vendor == "postgresql" and not connection.in_atomic_block:
         names = _prepared(connection, cursor)
     if names is None:
-        return run(cursor, sql, params, None)
+        _run(cursor, sql, params, begin)
+        return
     name = "dados_" + hashlib.blake2b(sql.encode(), digest_size=8).hexdigest()
+    call = f"EXECUTE {name}({', '.join(['%s'] * len(params))})" if params else f"EXECUTE {name}"
     for _attempt in range(2):
         if name not in names:
             try:
@@ -89,7 +72,8 @@ def _execute(cursor, sql, params, run):
                     raise
             names.add(name)
         try:
-            return run(cursor, sql, params, name)
+            _run(cursor, call, params, begin)
+            return
         except DatabaseError as error:
             if _state(error) == STALE_PLAN:
                 cursor.execute(f"DEALLOCATE {name}")
@@ -104,29 +88,19 @@ def _execute(cursor, sql, params, run):
     # Forgotten again at once: a pooler hands this connection another server connection
     # each time. Plain SQL on this connection from now on.
     _stop_preparing(connection)
-    return run(cursor, sql, params, None)
+    _run(cursor, sql, params, begin)
 
 
-def _run(cursor, sql, params, name) -> None:
-    if name is None:
+def _run(cursor, sql, params, begin) -> None:
+    if not begin:
         cursor.execute(sql, params)
-    elif params:
-        cursor.execute(f"EXECUTE {name}({', '.join(['%s'] * len(params))})", params)
-    else:
-        cursor.execute(f"EXECUTE {name}")
-
-
-def _run_committing_later(cursor, sql, params, name) -> list[tuple]:
-    def run():
-        if name is None:
-            return cursor.db.run_committing_later(cursor, params, sql=_numbered(sql))
-        return cursor.db.run_committing_later(cursor, params, name=name)
-
-    if not cursor.db.queries_logged:
-        return run()
-    # Counted and logged as the cursor would (DEBUG, tests that count queries).
-    with cursor.debug_sql(sql if name is None else f"EXECUTE {name}", params):
-        return run()
+        return
+    try:
+        cursor.execute(f"BEGIN; {sql}", params)
+    except BaseException:
+        cursor.db.rollback_own()
+        raise
+    cursor.nextset()  # past BEGIN's answer, to the statement's rows
 
 
 def _prepared(connection, cursor) -> set[str] | None:

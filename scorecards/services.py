@@ -385,11 +385,20 @@ def _box_written_in_one_statement(scorecard_id, seat_id, box, value, was, author
     writes, params = _change_writes(connection, {seat_id: {box: new}}, change)
     params = [scorecard_id, seat_id, author.pk, author.is_staff, seen, new, *params, scorecard_id]
     condition = _box_write_condition(connection.ops.quote_name(box))
-    # Inside a request, the rows come back while the server commits, and the commit is
-    # answered while the answer is built (dados.postgresql).
+    # Inside a request, the statement opens its transaction and its COMMIT is answered
+    # while the answer is built (dados.postgresql).
+    later = hasattr(connection, "commit_later") and connection.commits_later()
     with connection.cursor() as cursor:
         sql = f"WITH {condition}, {writes} {_read_back()}"
-        rows = prepared.execute_committing_later(cursor, sql, params)
+        prepared.execute(cursor, sql, params, begin=later)
+        try:
+            rows = cursor.fetchall()
+        except BaseException:
+            if later:
+                connection.rollback_own()
+            raise
+    if later:
+        connection.commit_later()
     if not rows or rows[0][0] is None:
         return None
     scorecard = Scorecard.objects.from_rows([row[1:] for row in rows])

@@ -2,89 +2,62 @@
 
 A box write is one statement (scorecards.services). In autocommit PostgreSQL commits it
 before answering: the worker waits for the server's WAL flush and only then builds the
-answer. Inside a request (dados.durable) the write is instead sent as a pipeline of one
-message (run_committing_later): the statement, a Flush and a Sync. The statement runs
-as a transaction of its own; the Flush sends its rows back at once, and the server goes
-on to commit it at the Sync without waiting for the worker. The answer is built while
-the server commits, and the Sync's answer (the commit's outcome) is read when the
-answer is ready (sync_commit, from dados.middleware) or before anything else uses the
-connection. A commit that fails fails the request; no answer leaves before the commit
-is on disk. That answer is awaited in poll(), as psycopg awaits its own: libpq's
-blocking wait would hold the GIL, and every other thread of a threaded worker would stop
-with it.
+answer. Inside a request (dados.durable) the write instead opens its own transaction
+(BEGIN, sent with the statement in one message), reads the statement's rows, and sends
+COMMIT without waiting for it (commit_later). The answer is built while the server
+commits, and its result is read when the answer is ready (sync_commit, from
+dados.middleware) or before anything else uses the connection. A COMMIT that fails fails
+the request; no answer leaves before the commit is on disk. That answer is awaited in
+poll(), as psycopg awaits its own: libpq's blocking wait would hold the GIL, and every
+other thread of a threaded worker would stop with it.
 
-Against a BEGIN sent with the statement and a COMMIT sent after its rows (how it was
-done before), this saves the worker a message and the server a wake-up and two
-statements to parse: 0.3 ms of CPU per write, and the commit starts sooner
-(bench/RESULTS.md).
-
-Until the Sync is answered the connection is in libpq's pipeline mode, in a transaction
-that Django does not know of: every way in (a cursor, commit, rollback, a change of
-autocommit, the health check, close) reads that answer first.
+Until its COMMIT is answered the connection holds a transaction that Django does not
+know of: every way in (a cursor, commit, rollback, a change of autocommit, the health
+check, close) reads that answer first.
 """
 
 import select
 
 from django.db import OperationalError
 from django.db.backends.postgresql import base
-from psycopg import errors, pq
-from psycopg.adapt import PyFormat, Transformer
+from psycopg import pq
+from psycopg.pq import TransactionStatus
 
 from dados import durable
 
-_ROWS = (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK)
-
 
 class DatabaseWrapper(base.DatabaseWrapper):
-    _commit_pending = False  # a statement's Sync was sent and its answer not read yet
-    _commit_error = None  # a commit that failed when read early, for the request's end
+    _commit_pending = False  # a COMMIT was sent and its answer not read yet
+    _commit_error = None  # a COMMIT that failed when read early, for the request's end
 
     def commits_later(self) -> bool:
-        """Whether run_committing_later may run a statement now."""
+        """Whether a statement may open a transaction now for commit_later to end."""
         return durable.inside_request() and self.get_autocommit() and not self.in_atomic_block
 
-    def run_committing_later(self, cursor, params, *, name=None, sql=None) -> list[tuple]:
-        """Run one statement as a transaction of its own and return its rows; the answer
-        to its commit is read before the request's answer leaves (at once outside a
-        request).
-
-        The statement is the one prepared as `name`, or `sql` with $1, $2 … placeholders;
-        its parameters and rows are adapted as `cursor` (a Django cursor) adapts them. A
-        statement that fails raises its error, and the server has rolled it back.
-        """
+    def commit_later(self):
+        """Send COMMIT for the transaction a statement opened with BEGIN; its answer is
+        read before the request's answer leaves."""
         pgconn = self.connection.pgconn
-        adapt = Transformer.from_context(cursor.cursor)
-        values = adapt.dump_sequence(params, [PyFormat.TEXT] * len(params))
         with self.wrap_database_errors:
-            try:
-                pgconn.enter_pipeline_mode()
-                if name is None:
-                    pgconn.send_query_params(sql.encode(), values, param_types=adapt.types)
-                else:
-                    pgconn.send_query_prepared(name.encode(), values)
-                pgconn.send_flush_request()  # the rows as soon as they are there
-                pgconn.pipeline_sync()  # then the commit
-                self._commit_pending = True
-                while pgconn.flush():  # the connection does not block: wait for the socket
-                    _wait(pgconn, select.POLLOUT)
-                result = _next_result(pgconn)
-                _next_result(pgconn)  # the end of the statement's results
-            except errors.OperationalError:
-                self._commit_pending = False
-                self.close()
-                raise
-            if result.status not in _ROWS:
-                # The server skips to the Sync and rolls the statement back.
-                self._read_commit(failed=True)
-                raise errors.error_from_result(result, encoding=adapt.encoding)
-            adapt.set_pgresult(result)
-            rows = adapt.load_rows(0, result.ntuples, tuple)
+            pgconn.send_query(b"COMMIT")
+            self._commit_pending = True
+            while pgconn.flush():  # the connection does not block: wait for the socket
+                _wait(pgconn, select.POLLOUT)
         if not durable.finish_later(self):
             self.sync_commit()
-        return rows
+
+    def rollback_own(self):
+        """End a transaction opened with BEGIN that is not to be committed (its statement
+        failed, or reading its rows did); a connection that cannot is closed."""
+        try:
+            if self.connection.info.transaction_status != TransactionStatus.IDLE:
+                self.connection.rollback()  # psycopg's own: Django did not open it
+        except BaseException:
+            self.close()
+            raise
 
     def sync_commit(self):
-        """Read the answer to the commit sent last; raise if it (or one read early) failed."""
+        """Read the answer to the COMMIT sent last; raise if it (or one read early) failed."""
         try:
             self._read_commit()
         finally:
@@ -92,41 +65,38 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if error is not None:
             raise error
 
-    def _read_commit(self, *, failed=False):
-        """The pending Sync's answer, if one is pending: every way into the connection
-        reads it first. With failed, the statement failed and nothing was to commit."""
+    def _read_commit(self):
+        """The pending COMMIT's answer, if one is pending: every way into the connection
+        reads it first."""
         if not self._commit_pending:
             return
         self._commit_pending = False
         pgconn = self.connection.pgconn
-        refusals = []
+        results = []
         try:
             with self.wrap_database_errors:
-                ends = 0  # libpq's None between one query's results and the next's
                 while True:
-                    result = _next_result(pgconn)
-                    if result is None:
-                        ends += 1
-                        if ends > 2:  # nothing more to come: the Sync was lost
-                            raise errors.OperationalError("the server did not answer the sync")
-                        continue
-                    if result.status == pq.ExecStatus.PIPELINE_SYNC:
+                    pgconn.consume_input()
+                    while pgconn.is_busy():  # waiting in poll() lets other threads run
+                        _wait(pgconn, select.POLLIN)
+                        pgconn.consume_input()
+                    if (result := pgconn.get_result()) is None:
                         break
-                    ends = 0
-                    if result.status == pq.ExecStatus.FATAL_ERROR:
-                        refusals.append(result.error_message.decode(errors="replace"))
-                pgconn.exit_pipeline_mode()
+                    results.append(result)
         except OperationalError as error:
-            if failed:
-                self.close()
-                return
             self._commit_error = OperationalError(f"the commit's outcome is unknown: {error}")
             self.close()
             raise self._commit_error from error
-        if refusals and not failed:
-            # A commit the server refused (a deferred check failed, the disk did not
-            # take it): it rolled the statement back.
-            self._commit_error = OperationalError(f"the commit failed: {refusals[0].strip()}")
+        # A transaction that failed answers COMMIT with ROLLBACK.
+        answers = [(result.status, result.command_status) for result in results]
+        if answers != [(pq.ExecStatus.COMMAND_OK, b"COMMIT")]:
+            message = next(
+                (r.error_message.decode(errors="replace") for r in results if r.error_message),
+                "the server did not answer COMMIT: its outcome is unknown",
+            )
+            self._commit_error = OperationalError(f"the commit failed: {message.strip()}")
+            if pgconn.status != pq.ConnStatus.OK:
+                self.close()
             raise self._commit_error
 
     def _cursor(self, name=None):
@@ -162,18 +132,9 @@ class DatabaseWrapper(base.DatabaseWrapper):
         return super()._close()
 
 
-def _next_result(pgconn):
-    """The next result on the connection, waiting for it in poll() (libpq's own blocking
-    wait holds the GIL: every other thread of the worker would stop)."""
-    pgconn.consume_input()
-    while pgconn.is_busy():
-        _wait(pgconn, select.POLLIN)
-        pgconn.consume_input()
-    return pgconn.get_result()
-
-
 def _wait(pgconn, event):
-    """Until the connection's socket is ready."""
+    """Until the connection's socket is ready, without holding the GIL (libpq's own
+    blocking waits hold it: every other thread of the worker would stop)."""
     poller = select.poll()
     poller.register(pgconn.socket, event)
     poller.poll()
