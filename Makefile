@@ -37,7 +37,7 @@ format: $(STAMP)
 
 # English: the .po file is the source, the compiled .mo is built here (ignored by git).
 MO := locale/en/LC_MESSAGES/django.mo
-$(MO): locale/en/LC_MESSAGES/django.po $(STAMP)
+$(MO): locale/en/LC_MESSAGES/django.po locale/es/LC_MESSAGES/django.po $(STAMP)
 	@command -v msgfmt >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gettext; \

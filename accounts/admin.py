@@ -2,16 +2,18 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import password_validation
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
-from django.contrib.auth.forms import UsernameField
+from django.contrib.auth.forms import UserChangeForm, UsernameField
 from django.db.models import Count, Max, Q
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
+from accounts.forms import DistinctNameMixin
 from accounts.models import User
 from scorecards.models import StatsVersion
 
 
-class PlayerCreationForm(forms.ModelForm):
+class PlayerCreationForm(DistinctNameMixin, forms.ModelForm):
     """Register a player: the admin sets a password or lets the app make a temporary one."""
 
     GENERATE, CHOOSE = "generar", "elegir"
@@ -72,9 +74,14 @@ class PlayerCreationForm(forms.ModelForm):
         return user
 
 
+class PlayerChangeForm(DistinctNameMixin, UserChangeForm):
+    pass
+
+
 @admin.register(User)
 class UserAdmin(BaseUserAdmin):
     add_form = PlayerCreationForm
+    form = PlayerChangeForm
     add_form_template = None
     list_display = [
         "display_name",
@@ -162,7 +169,9 @@ class UserAdmin(BaseUserAdmin):
             user.end_sessions()
             self.log_change(request, user, _("Desactivado."))
         StatsVersion.bump()
-        self.message_user(request, _("%(n)s jugadores desactivados.") % {"n": len(users)})
+        n = len(users)
+        done = ngettext("%(n)s jugador desactivado.", "%(n)s jugadores desactivados.", n)
+        self.message_user(request, done % {"n": n})
 
     @admin.action(description=_("Reactivar los jugadores seleccionados"))
     def reactivate(self, request, queryset):
@@ -172,7 +181,9 @@ class UserAdmin(BaseUserAdmin):
             user.save(update_fields=["is_active"])
             self.log_change(request, user, _("Reactivado."))
         StatsVersion.bump()
-        self.message_user(request, _("%(n)s jugadores reactivados.") % {"n": len(users)})
+        n = len(users)
+        done = ngettext("%(n)s jugador reactivado.", "%(n)s jugadores reactivados.", n)
+        self.message_user(request, done % {"n": n})
 
     @admin.action(description=_("Generar una contraseña temporal"))
     def temporary_password(self, request, queryset):

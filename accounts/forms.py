@@ -1,5 +1,35 @@
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.validators import MaxLengthValidator
+from django.utils.translation import gettext as _
+
+from accounts.models import User, fold
+
+
+class DistinctNameMixin:
+    """For a ModelForm of User: a name that no other player shows, case and accents
+    aside, or two columns of one card (and two lines of the ranking) would read alike."""
+
+    def clean(self):
+        data = super().clean()
+        if "display_name" in self.fields and not self.has_error("display_name"):
+            username = data.get("username") or self.instance.username
+            name = data.get("display_name") or username
+            if name and (other := _same_name(name, self.instance.pk)):
+                self.add_error(
+                    "display_name",
+                    _(
+                        "Ya hay un jugador que se llama «%(name)s»: elige otro nombre para"
+                        " distinguirlos en las tarjetas."
+                    )
+                    % {"name": other.name},
+                )
+        return data
+
+
+def _same_name(name, pk) -> User | None:
+    wanted = fold(name)
+    others = User.objects.exclude(pk=pk).only("pk", "display_name", "username")
+    return next((user for user in others.iterator() if fold(user.name) == wanted), None)
 
 
 class LoginForm(AuthenticationForm):

@@ -1,10 +1,18 @@
 import secrets
+import unicodedata
 
 from django.contrib.auth import SESSION_KEY
 from django.contrib.auth.models import AbstractUser
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+
+
+def fold(text: str) -> str:
+    """text for comparing names and searching them, case and accents aside: «Óscar»
+    and «oscar» alike."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).strip()
 
 
 class User(AbstractUser):

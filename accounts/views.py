@@ -6,14 +6,18 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
+from accounts.forms import DistinctNameMixin
 from accounts.models import User
 from scorecards.models import StatsVersion
+from scorecards.views import in_progress_links
 
 
 @login_required
 @require_GET
 def home(request):
-    return render(request, "accounts/home.html")
+    # The cards I play in or organize, in progress: where a player at the table finds the
+    # one to follow live.
+    return render(request, "accounts/home.html", {"in_progress": in_progress_links(request.user)})
 
 
 class PasswordChangeView(auth_views.PasswordChangeView):
@@ -22,7 +26,7 @@ class PasswordChangeView(auth_views.PasswordChangeView):
         return super().form_valid(form)
 
 
-class ProfileForm(forms.ModelForm):
+class ProfileForm(DistinctNameMixin, forms.ModelForm):
     class Meta:
         model = User
         fields = ["display_name"]

@@ -1,7 +1,12 @@
+from urllib.parse import urlsplit
+
 import django_htmx.middleware
 from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
+from django.shortcuts import resolve_url
 from django.utils import translation
 from django.utils.cache import patch_vary_headers
+from django_htmx.http import HttpResponseClientRedirect
 
 from dados.durable import synced_before_answer
 
@@ -65,4 +70,29 @@ class HtmxMiddleware(django_htmx.middleware.HtmxMiddleware):
 
     def __call__(self, request):
         request.htmx = HtmxDetails(request)
-        return self.get_response(request)
+        response = self.get_response(request)
+        if response.status_code in _REDIRECTS and request.htmx:
+            return _whole_page(request, response)
+        return response
+
+
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+
+def _whole_page(request, response):
+    """A redirect answered to htmx, as one the browser follows with the whole page.
+
+    htmx would follow it inside the request and swap the page it lands on into the
+    fragment's place: the log-in page inside the live card, once the session has ended
+    (logged out elsewhere, a password reset, a deactivated player). A log-in then
+    returns to the page the person was on, not to the fragment's address.
+    """
+    location = response["Location"]
+    login = resolve_url(settings.LOGIN_URL)
+    if urlsplit(location).path == login:
+        page = urlsplit(request.headers.get("HX-Current-URL", ""))
+        here = page.path + (f"?{page.query}" if page.query else "") if page.path else "/"
+        location = redirect_to_login(here, login)["Location"]
+    whole = HttpResponseClientRedirect(location)
+    whole.cookies = response.cookies
+    return whole

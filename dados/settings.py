@@ -243,6 +243,8 @@ SESSION_COOKIE_AGE = 60 * 60 * 24 * 30
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
+# «La página caducó», marked so that the card's script can say so (dados.errors).
+CSRF_FAILURE_VIEW = "dados.errors.csrf_failure"
 
 # Behind HTTPS in production; set SECURE=false only for plain-HTTP local serving.
 SECURE = envbool("SECURE", "false" if DEBUG else "true")

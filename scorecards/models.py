@@ -173,7 +173,7 @@ class Scorecard(models.Model):
     finalized_at = models.DateTimeField(_("finalizada"), null=True, blank=True)
     mode = models.CharField(_("modalidad"), max_length=20, default=PRESENCIAL, editable=False)
     # Bumped by every write, so a stale view and a live poll can both tell.
-    version = models.PositiveIntegerField(default=0, editable=False)
+    version = models.PositiveIntegerField(_("versión"), default=0, editable=False)
     # The order page's one-time token: a second tap on «Crear tarjeta» (or a browser
     # sending the form again) finds this card instead of making another.
     creation_token = models.UUIDField(null=True, blank=True, editable=False)
@@ -205,7 +205,7 @@ class Scorecard(models.Model):
         ]
 
     def __str__(self):
-        return f"Tarjeta {self.pk} · {self.created_at:%d/%m/%Y}"
+        return f"Tarjeta {self.pk} · {timezone.localtime(self.created_at):%d/%m/%Y}"
 
     @property
     def is_finalized(self) -> bool:
@@ -364,15 +364,21 @@ class Change(models.Model):
 
     class Kind(models.TextChoices):
         BOX = "box", _("Casilla")
-        JOKER = "joker", _("Yahtzee extra")
+        JOKER = "joker", _("Yahtzee adicional")
         UNDO = "undo", _("Deshacer")
 
-    scorecard = models.ForeignKey(Scorecard, on_delete=models.CASCADE, related_name="changes")
-    author = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", db_index=False
+    scorecard = models.ForeignKey(
+        Scorecard, on_delete=models.CASCADE, related_name="changes", verbose_name=_("tarjeta")
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    kind = models.CharField(max_length=10, choices=Kind.choices)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        db_index=False,
+        verbose_name=_("autor"),
+    )
+    created_at = models.DateTimeField(_("fecha"), auto_now_add=True)
+    kind = models.CharField(_("tipo"), max_length=10, choices=Kind.choices)
     # RESTRICT, not PROTECT: an undo keeps the change it undid, but both go when their
     # card in progress is discarded (PROTECT refused that discard).
     undoes = models.ForeignKey(
@@ -382,8 +388,9 @@ class Change(models.Model):
         blank=True,
         related_name="undone_by",
         db_index=False,
+        verbose_name=_("deshace"),
     )
-    items = models.JSONField(default=list)
+    items = models.JSONField(_("casillas"), default=list)
 
     class Meta:
         verbose_name = _("cambio")
@@ -398,7 +405,8 @@ class Change(models.Model):
         ]
 
     def __str__(self):
-        return f"{self.get_kind_display()} · {self.created_at:%H:%M:%S}"
+        # In the admin, next to times Django shows in the local zone.
+        return f"{self.get_kind_display()} · {timezone.localtime(self.created_at):%H:%M:%S}"
 
     def summary(self, seats) -> str:
         """Its items in words («Ana: Chance sin anotar → 23»); seats maps seat id to seat."""

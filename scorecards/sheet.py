@@ -294,6 +294,8 @@ def table_rows(
     def upper_bonus(t):
         if t.upper_bonus:
             return '<td><span class="reached">✓ 35</span></td>'
+        if scorecard.is_finalized:  # nothing is missing any more: the game is over
+            return "<td>0</td>"
         missing = words["missing"] % {"missing": max(0, 63 - t.upper)}
         return f'<td><span class="progress">0 <small>{missing}</small></span></td>'
 
@@ -326,7 +328,7 @@ def table_rows(
     rows = [row(box, words[box]) if boxes is None or box in boxes else None for box in _CATEGORIES]
     # With boxes, a sum row only if one of them counts in it: the upper sum and its bonus
     # for the upper boxes, the lower sum for the lower ones, the Yahtzee bonus row for
-    # the bonus count and the Yahtzee box (which brings the «Yahtzee extra» link).
+    # the bonus count and the Yahtzee box (which brings the «Yahtzee adicional» link).
     upper = boxes is None or not boxes.isdisjoint(_UPPER)
     lower = boxes is None or not boxes.isdisjoint(_LOWER)
     bonus = boxes is None or not boxes.isdisjoint((BONUS, Category.YAHTZEE.value))
@@ -390,11 +392,11 @@ def _words(language) -> dict[str, str]:
             "blank": _("sin anotar"),
             "missing": _("faltan %(missing)s"),
             "bonus_aria": _("Bonus Yahtzee — %(name)s: %(count)s × 100"),  # noqa: RUF001
-            "joker_aria": _("Yahtzee extra — %(name)s"),
-            "joker": _("+ Yahtzee extra"),
+            "joker_aria": _("Yahtzee adicional — %(name)s"),
+            "joker": _("+ Yahtzee adicional"),
             "undo": _("↶ Deshacer"),
             "undid": _("deshizo un cambio"),
-            "joker_kind": _("Yahtzee extra"),
+            "joker_kind": _("Yahtzee adicional"),
             "to_finalize": _("Para finalizar falta"),
         }
     return {key: mark_safe(escape(text)) for key, text in words.items()}
@@ -474,7 +476,9 @@ def log_summary(changes) -> str:
         "total": ngettext("%(n)s cambio", "%(n)s cambios", len(changes)),
         "entries": ngettext("%(n)s anotación", "%(n)s anotaciones", counts["entries"]),
         "corrections": ngettext("%(n)s corrección", "%(n)s correcciones", counts["corrections"]),
-        "jokers": ngettext("%(n)s Yahtzee extra", "%(n)s Yahtzees extra", counts["jokers"]),
+        "jokers": ngettext(
+            "%(n)s Yahtzee adicional", "%(n)s Yahtzees adicionales", counts["jokers"]
+        ),
         "undos": ngettext("%(n)s deshecho", "%(n)s deshechos", counts["undos"]),
     }
     counts["total"] = len(changes)

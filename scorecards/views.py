@@ -1,6 +1,7 @@
 import csv
 import dataclasses
 import hashlib
+import itertools
 import uuid
 
 from django.contrib import messages
@@ -18,11 +19,12 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
-from django.views.decorators.cache import never_cache
+from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
+from accounts.models import fold
 from scorecards import rules, services, sheet, stats
 from scorecards.forms import HistoryFilterForm
 from scorecards.labels import BOX_LABELS, names_list
@@ -100,23 +102,36 @@ def _saved(request, scorecard):
     return _sheet(request, scorecard)
 
 
+# More than a club registers; beyond it the search narrows the list.
+PLAYERS_LISTED = 500
+
+
 @login_required
 @require_GET
 def scorecard_new(request):
-    """«Tarjeta de puntos»: choose the registered players present."""
+    """«Tarjeta de puntos»: choose the registered players present.
+
+    The search matches any part of a name without regard to case or accents («oscar»
+    finds Óscar), which neither database's LIKE does for every letter; the players
+    already ticked stay in the list, ticked, whatever is searched.
+    """
     User = get_user_model()
-    query = request.GET.get("q", "").replace("\x00", "").strip()[:60]  # PostgreSQL refuses NUL
+    query = request.GET.get("q", "").replace("\x00", "").strip()[:60]
     chosen_ids = _ids(request.GET.getlist("p"))
-    players = User.objects.filter(is_active=True).order_by("display_name", "username")
+    active = User.objects.filter(is_active=True).order_by("display_name", "username")
+    players = list(active.only("pk", "display_name", "username"))
     if query:
-        players = players.filter(display_name__icontains=query) | players.filter(
-            username__icontains=query
-        )
-    return render(
-        request,
-        "scorecards/new.html",
-        {"players": players[:100], "query": query, "chosen_ids": chosen_ids},
-    )
+        needle = fold(query)
+        players = [
+            p
+            for p in players
+            if p.pk in chosen_ids or needle in fold(p.display_name) or needle in fold(p.username)
+        ]
+    shown = players[:PLAYERS_LISTED]
+    shown += [p for p in players[PLAYERS_LISTED:] if p.pk in chosen_ids]
+    context = {"players": shown, "query": query, "chosen_ids": chosen_ids}
+    context["hidden"] = len(players) - len(shown)
+    return render(request, "scorecards/new.html", context)
 
 
 def _ids(raw_values) -> list[int]:
@@ -137,7 +152,10 @@ def _ids(raw_values) -> list[int]:
 
 @login_required
 @require_GET
-@never_cache  # a page from the browser's history would send an old creation token
+# Kept by the browser for Back (never served from a cache otherwise): back on this page
+# after «Crear tarjeta», its token sends the organizer to the card it made, not to a
+# second one; once that game is over, the same token makes a new card (services).
+@cache_control(private=True, no_cache=True)
 def scorecard_order(request):
     """Set the seating order, and optionally «¿Quién empieza?», before creating the card."""
     User = get_user_model()
@@ -161,6 +179,19 @@ def scorecard_order(request):
     if starter is not None:
         players = players[starter:] + players[:starter]
         ids = [p.pk for p in players]
+    tied = _tied(rounds, players) if starter is None and rounds else []
+    # The sums of the round to enter; after a refusal, as they were typed, the wrong ones
+    # marked and named in the message.
+    entered = request.GET.getlist("t")[: len(players)] if error else []
+    sums = [
+        {"player": p, "value": raw[:10], "wrong": bool(error) and not _possible_sum(raw)}
+        for p, raw in itertools.zip_longest(tied or players, entered, fillvalue="")
+        if p is not None
+    ]
+    if wrong := [s["player"].name for s in sums if s["wrong"]]:
+        error = _("Revisa la suma de %(names)s: con cinco dados sale entre 5 y 30.") % {
+            "names": names_list(wrong)
+        }
     moves = [
         {
             "player": p,
@@ -178,7 +209,8 @@ def scorecard_order(request):
             "ids": ids,
             "rounds": rounds,
             "starter": players[0] if starter is not None else None,
-            "tied": _tied(rounds, players) if starter is None and rounds else [],
+            "tied": tied,
+            "sums": sums,
             "error": error,
             # One card per rendering of this page, however often «Crear tarjeta» is sent.
             "token": uuid.uuid4(),
@@ -215,9 +247,7 @@ def _who_starts(raw_rounds, n):
     contenders = list(range(n))
     for raw in raw_rounds[:20]:
         sums = [part.strip() for part in raw.split(",")]
-        if len(sums) != len(contenders) or not all(
-            s.isascii() and s.isdigit() and len(s) <= 2 and 5 <= int(s) <= 30 for s in sums
-        ):
+        if len(sums) != len(contenders) or not all(_possible_sum(s) for s in sums):
             return rounds, None, _("Cada suma de cinco dados está entre 5 y 30.")
         round_sums = dict(zip(contenders, (int(s) for s in sums), strict=True))
         rounds.append(round_sums)
@@ -226,6 +256,12 @@ def _who_starts(raw_rounds, n):
         if len(contenders) == 1:
             return rounds, contenders[0], None
     return rounds, None, None
+
+
+def _possible_sum(raw: str) -> bool:
+    """Whether raw is a sum five dice can show: 5 to 30."""
+    raw = raw.strip()
+    return raw.isascii() and raw.isdigit() and len(raw) <= 2 and 5 <= int(raw) <= 30
 
 
 def _tied(rounds, players):
@@ -309,7 +345,7 @@ def box(request, pk, seat_id, box):
         return _refused(request, pk, refused)
     dice = _dice(request.GET.get("dados", ""))
     # Five of a kind once the Yahtzee box is used is an extra Yahtzee: its box follows
-    # the joker order, with the +100 after a 50, so «Yahtzee extra» writes it, not this
+    # the joker order, with the +100 after a 50, so «Yahtzee adicional» writes it, not this
     # picker (which would offer 0 in Full for 44444). The Yahtzee box's own picker
     # corrects that box.
     extra = (
@@ -350,7 +386,7 @@ def _not_allowed():
 @login_required
 @vary_on_headers("HX-Request")
 def joker(request, pk, seat_id):
-    """«Yahtzee extra»: the face, then only the boxes the joker order allows."""
+    """«Yahtzee adicional»: the face, then only the boxes the joker order allows."""
     try:
         scorecard = _card(request, pk, edit=True)
         if request.method == "POST":
@@ -465,14 +501,14 @@ def history(request):
         context = {"form": form, "page": page, "rows": rows, "query": query.urlencode()}
         return render_to_string("scorecards/history.html#body", context, request=request)
 
-    in_progress = _in_progress_links(request.user)
+    in_progress = in_progress_links(request.user)
     body = _finished_games_page(
         ("history", request.user.pk, request.GET.urlencode()), finished_games
     )
     return render(request, "scorecards/history.html", {"body": body, "in_progress": in_progress})
 
 
-def _in_progress_links(user) -> str:
+def in_progress_links(user) -> str:
     """«En juego»: the list items linking to the newest twenty cards in progress that I
     organize or play in.
 

@@ -26,6 +26,52 @@ def test_home_requires_log_in(client):
     assert response.url.startswith(reverse("login"))
 
 
+@pytest.mark.parametrize("method", ["get", "post"])
+def test_htmx_after_the_session_ended_sends_the_whole_page_to_log_in(client, method):
+    """A live card's poll (or a write) once the session has ended: not the log-in page
+    swapped into the card, but the browser sent to log in, and back to the card after."""
+    from urllib.parse import quote
+
+    from tests.factories import make_scorecard
+
+    card = make_scorecard(UserFactory(), n=2)
+    page = f"/tarjetas/{card.pk}/"
+    url = reverse("scorecard_live", args=[card.pk]) + "?v=0"
+    if method == "post":
+        seat = card.seats.first()
+        url = reverse("box", args=[card.pk, seat.pk, "chance"])
+    headers = {"HX-Request": "true", "HX-Current-URL": f"http://testserver{page}"}
+    response = getattr(client, method)(
+        url, {"value": "20"} if method == "post" else {}, headers=headers
+    )
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == f"{reverse('login')}?next={quote(page)}"
+    assert response.content == b""
+    # Without the page's address, to the home page; a plain request keeps its redirect.
+    del headers["HX-Current-URL"]
+    response = getattr(client, method)(url, headers=headers)
+    assert response["HX-Redirect"] == f"{reverse('login')}?next=/"
+    assert client.get(url).status_code == 302
+
+
+def test_home_lists_my_cards_in_progress_to_follow_live(ana_client, ana, ben):
+    from scorecards import services
+    from tests.factories import fill, make_scorecard
+
+    playing = make_scorecard(UserFactory(display_name="Olga"), [ana, ben])
+    finished = make_scorecard(players=[ana, ben])
+    fill(finished)
+    services.scorecard_finalize(scorecard_id=finished.pk)
+    others = make_scorecard(players=[ben, UserFactory(display_name="Carla")])
+    response = ana_client.get(reverse("home"))
+    assert "En juego" in response.text
+    assert f'href="/tarjetas/{playing.pk}/"' in response.text
+    assert f'href="/tarjetas/{finished.pk}/"' not in response.text
+    assert f'href="/tarjetas/{others.pk}/"' not in response.text
+    playing.delete()
+    assert "En juego" not in ana_client.get(reverse("home")).text
+
+
 def test_the_login_page_is_in_spanish(client):
     response = client.get(reverse("login"))
     assert response.status_code == 200

@@ -71,6 +71,21 @@ def test_the_player_list_shows_games_and_last_game(staff_client, ana):
     assert str(timezone.localdate().year) in last_game
 
 
+def test_the_admin_speaks_spanish_where_django_does_not(staff_client, ana, ben):
+    """The few strings Django's Spanish leaves in English (locale/es), and the change
+    log's labels (the model's)."""
+    response = staff_client.get(changelist())
+    assert ">Ejecutar<" in response.text
+    assert ">Run<" not in response.text
+    card = make_scorecard(players=[ana, ben])
+    enter(card, card.seats.first(), card.organizer, ones=3)
+    page = staff_client.get(reverse("admin:scorecards_scorecard_change", args=[card.pk])).text
+    for english in ("Created at", "Author", "Kind", "Version"):
+        assert f">{english}<" not in page
+    for spanish in ("Fecha", "Autor", "Tipo", "Versión"):
+        assert spanish in page
+
+
 def test_the_player_list_searches_and_filters(staff_client, ana):
     UserFactory(username="gone", display_name="Ausente", is_active=False)
     found = staff_client.get(changelist(), {"q": "ausen"})
@@ -185,7 +200,8 @@ def test_deactivating_ends_sessions_and_keeps_history(staff_client, ana):
     (card,) = finalized_games([ana, UserFactory()], 1)
     player = logged_in_client(ana)
     key = player.session.session_key
-    run_action(staff_client, "deactivate", [ana])
+    done = run_action(staff_client, "deactivate", [ana])
+    assert "1 jugador desactivado." in done.text  # one, not «1 jugadores»
     ana.refresh_from_db()
     assert not ana.is_active
     assert not Session.objects.filter(session_key=key).exists()
@@ -196,7 +212,8 @@ def test_deactivating_ends_sessions_and_keeps_history(staff_client, ana):
     assert "Ana" not in staff_client.get(reverse("scorecard_new")).text
     assert LogEntry.objects.filter(object_id=str(ana.pk), change_message="Desactivado.")
 
-    run_action(staff_client, "reactivate", [ana])
+    done = run_action(staff_client, "reactivate", [ana, UserFactory(is_active=False)])
+    assert "2 jugadores reactivados." in done.text
     ana.refresh_from_db()
     assert ana.is_active
 
@@ -415,6 +432,37 @@ def test_a_player_changes_their_display_name(client, ana):
     assert "Nombre guardado" in response.text
     ana.refresh_from_db()
     assert ana.display_name == "Ana María"
+
+
+@pytest.mark.parametrize("name", ["Ben", "ben", " BEN ", "Bén"])
+def test_a_name_another_player_shows_is_refused(client, ana, ben, name):
+    """Two columns of one card would read alike: case and accents aside."""
+    client.force_login(ana)
+    response = client.post(reverse("profile"), {"display_name": name})
+    assert response.status_code == 200
+    assert "Ya hay un jugador que se llama «Ben»" in response.text
+    ana.refresh_from_db()
+    assert ana.display_name == "Ana"
+    # Her own name in other letters is hers to keep.
+    assert client.post(reverse("profile"), {"display_name": "ANA"}).status_code == 302
+
+
+def test_the_admin_refuses_a_name_another_player_shows(staff_client, ana):
+    response = staff_client.post(
+        reverse("admin:accounts_user_add"),
+        {"username": "ana2", "display_name": "ána", "password_mode": "generar"},
+    )
+    assert response.status_code == 200
+    assert "Ya hay un jugador que se llama «Ana»" in response.text
+    assert not User.objects.filter(username="ana2").exists()
+    # Nor in another player's change form.
+    other = UserFactory(username="pepe", display_name="Pepe")
+    change = reverse("admin:accounts_user_change", args=[other.pk])
+    form = {"username": "pepe", "display_name": "ANA", "is_active": "on"}
+    response = staff_client.post(change, form)
+    assert "Ya hay un jugador que se llama «Ana»" in response.text
+    other.refresh_from_db()
+    assert other.display_name == "Pepe"
 
 
 def test_an_empty_display_name_is_refused(client, ana):

@@ -7,7 +7,7 @@ import pytest
 from scorecards.models import Scorecard
 from scorecards.rules import Category
 from tests.browsing import log_in
-from tests.factories import UserFactory, make_scorecard
+from tests.factories import PASSWORD, UserFactory, make_scorecard
 
 pytestmark = pytest.mark.browser
 
@@ -72,7 +72,7 @@ def test_the_seed_flow_on_a_phone(phone):
         enter(page, box, "Carla", b)
 
     # Ana's second Yahtzee, five fours: the joker order offers only Cuatros.
-    page.get_by_role("link", name="Yahtzee extra — Ana").click()
+    page.get_by_role("link", name="Yahtzee adicional — Ana").click()
     page.locator("#picker-dialog[open]").wait_for()
     page.get_by_role("link", name="Cinco 4").click()
     choices = page.locator('#picker button[name="box"]')
@@ -167,7 +167,7 @@ def test_the_page_patched_by_writes_is_the_card_a_reload_shows(phone):
     for box, value in (("Unos", 3), ("Doses", 6), ("Treses", 9), ("Cuatros", 12), ("Seises", 30)):
         enter(page, box, "Ben", value)
     enter(page, "Doses", "Ben", "")  # a correction
-    page.get_by_role("link", name="Yahtzee extra — Ana").click()
+    page.get_by_role("link", name="Yahtzee adicional — Ana").click()
     page.get_by_role("link", name="Cinco 5").click()
     page.locator('#picker button[name="box"][value="fives"]').click()
     page.locator('a.cell[aria-label="Cincos — Ana: 25"]').wait_for()
@@ -248,3 +248,109 @@ def test_a_six_player_card_does_not_scroll_sideways_on_a_small_phone(browser, se
     assert table > box  # the table is wider than the phone: it scrolls in its box
     assert page.evaluate("document.documentElement.scrollWidth") == 360
     context.close()
+
+
+def _card_page(browser, server, username, card, width=360):
+    context = browser.new_context(
+        viewport={"width": width, "height": 740}, base_url=server, locale="es-ES"
+    )
+    page = context.new_page()
+    log_in(page, username)
+    page.goto(f"/tarjetas/{card.pk}/")
+    return page
+
+
+def _six_players(organizer):
+    players = [UserFactory(username=f"p{n}", display_name=f"Jugadora {n}") for n in range(6)]
+    return make_scorecard(organizer, players), players
+
+
+def test_a_live_refresh_keeps_the_table_scrolled_where_it_was(browser, server):
+    """A player scrolled to their own column stays there when the card refreshes."""
+    from scorecards import services
+
+    organizer = UserFactory(username="olga", display_name="Olga")
+    card, players = _six_players(organizer)
+    page = _card_page(browser, server, "p5", card)
+    page.evaluate("document.querySelector('.sheet-scroll').scrollLeft = 200")
+    seat = card.seats.get(player=players[5])
+    services.box_write(
+        scorecard_id=card.pk, seat_id=seat.pk, box="chance", value="20", was="", author=organizer
+    )
+    page.locator(".cell", has_text="Libre (Chance) — Jugadora 5: 20").wait_for(timeout=6000)
+    assert page.evaluate("document.querySelector('.sheet-scroll').scrollLeft") == 200
+    page.context.close()
+
+
+def test_a_player_whose_session_ended_logs_in_again_and_is_back_on_the_card(browser, server):
+    organizer = UserFactory(username="olga", display_name="Olga")
+    card, _players = _six_players(organizer)
+    page = _card_page(browser, server, "p0", card)
+    page.context.clear_cookies(name="sessionid")  # logged out elsewhere, or reset
+    page.wait_for_url(re.compile(r"/entrar/\?next="), timeout=6000)  # the whole page
+    assert page.locator("header").count() == 1
+    page.locator("#id_username").fill("p0")
+    page.locator("#id_password").fill(PASSWORD)
+    page.locator("main form button[type=submit]").click()
+    page.wait_for_url(re.compile(rf"/tarjetas/{card.pk}/$"))
+    page.locator("#sheet").wait_for()
+    page.context.close()
+
+
+def test_a_discarded_card_says_so_and_stops_asking(browser, server):
+    from scorecards import services
+
+    organizer = UserFactory(username="olga", display_name="Olga")
+    card, _players = _six_players(organizer)
+    page = _card_page(browser, server, "p0", card)
+    services.scorecard_discard(scorecard_id=card.pk)
+    message = page.locator("#net-error")
+    message.wait_for(timeout=6000)
+    assert message.inner_text() == "Esta tarjeta ya no existe: se descartó."
+    assert page.locator("#sheet-poll").count() == 0  # no request every 3 s any more
+    page.context.close()
+
+
+def test_a_write_from_an_expired_page_says_it_expired(browser, server):
+    """After logging in again elsewhere, an open card's forms carry an old CSRF token:
+    «Deshacer» is refused for that, and the page says so, not «No tienes permiso»."""
+    from scorecards import services
+
+    organizer = UserFactory(username="olga", display_name="Olga")
+    card, players = _six_players(organizer)
+    seat = card.seats.get(player=players[0])
+    services.box_write(
+        scorecard_id=card.pk, seat_id=seat.pk, box="ones", value="3", was="", author=organizer
+    )
+    page = _card_page(browser, server, "olga", card)
+    page.context.add_cookies([{"name": "csrftoken", "value": "a" * 32, "url": server}])
+    page.get_by_role("button", name="Deshacer").click()
+    message = page.locator("#net-error")
+    message.wait_for()
+    assert message.inner_text() == (
+        "La página caducó: recárgala para seguir. No se ha guardado nada."
+    )
+    seat.refresh_from_db()
+    assert seat.ones == 3
+    page.context.close()
+
+
+def test_back_to_the_order_page_and_create_again_goes_to_the_same_card(phone):
+    page = phone
+    UserFactory(username="olga", display_name="Olga")
+    for username, name in (("ana", "Ana"), ("ben", "Ben")):
+        UserFactory(username=username, display_name=name)
+    log_in(page, "olga")
+    page.get_by_role("link", name="Tarjeta de puntos").first.click()
+    for name in ("Ana", "Ben"):
+        page.get_by_label(name).check()
+    page.get_by_role("button", name="Continuar: orden en la mesa").click()
+    page.get_by_role("button", name="Crear tarjeta").click()
+    page.wait_for_url(re.compile(r"/tarjetas/\d+/$"))
+    first = page.url
+    page.go_back()
+    page.get_by_role("button", name="Crear tarjeta").click()
+    page.wait_for_url(re.compile(r"/tarjetas/\d+/$"))
+    assert page.url == first
+    assert Scorecard.objects.count() == 1
+    assert page.errors == []

@@ -239,7 +239,10 @@ def test_the_game_page_shows_the_whole_card_and_a_log_summary(ana_client, ana, b
     services.scorecard_finalize(scorecard_id=card.pk)
     response = ana_client.get(reverse("scorecard", args=[card.pk]))
     assert "Registro de cambios" in response.text
-    assert "3 cambios: 1 anotación, 1 corrección, 0 Yahtzees extra y 1 deshecho." in response.text
+    assert (
+        "3 cambios: 1 anotación, 1 corrección, 0 Yahtzees adicionales y 1 deshecho."
+        in response.text
+    )
     assert "Bonus superior" in response.text
     assert "casilla/" not in response.text
 

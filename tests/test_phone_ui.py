@@ -86,3 +86,43 @@ def test_a_request_in_flight_marks_its_control(card_page):
     held[0].continue_()
     page.unroute("**/casilla/**")
     page.locator("#picker-dialog[open]").wait_for()
+
+
+def test_the_small_controls_are_still_44_px_tall(card_page):
+    """«+ Yahtzee adicional», «Borrar dados» and «Ver todos los cambios» are tapped with one
+    hand at the table too."""
+    page = card_page
+    page.locator('a.cell[aria-label="Yahtzee — Ana: sin anotar"]').click()
+    page.locator('#picker button[name="value"][value="50"]').click()
+    joker = page.get_by_role("link", name="Yahtzee adicional — Ana")
+    joker.wait_for()
+    assert joker.bounding_box()["height"] >= 44
+    page.locator('a.cell[aria-label="Doses — Ana: sin anotar"]').click()
+    page.locator("#picker .with-dice summary").click()
+    page.get_by_role("link", name="Dado 2").click()
+    clear = page.get_by_role("link", name="Borrar dados")
+    clear.wait_for()
+    assert clear.bounding_box()["height"] >= 44
+    page.keyboard.press("Escape")
+    # A finalized card whose change log is folded away.
+    from django.contrib.auth import get_user_model
+
+    from tests.factories import full_card
+
+    olga, ana = (get_user_model().objects.get(username=u) for u in ("olga", "ana"))
+    finished = services.scorecard_create(organizer=olga, players=[ana])
+    seat = finished.seats.get()
+    for box, value in full_card().items():
+        services.box_write(
+            scorecard_id=finished.pk,
+            seat_id=seat.pk,
+            box=box,
+            value=str(value),
+            was="",
+            author=olga,
+        )
+    services.scorecard_finalize(scorecard_id=finished.pk)
+    page.goto(f"/tarjetas/{finished.pk}/")
+    summary = page.locator(".changes summary")
+    assert summary.inner_text() == "Ver todos los cambios"
+    assert summary.bounding_box()["height"] >= 44

@@ -61,6 +61,40 @@ def test_it_finds_players_by_name(org_client, ana, ben):
     assert ">Ana<" not in response.text.replace(" Ana<", ">Ana<")
 
 
+@pytest.mark.parametrize("query", ["oscar", "ÓSCAR", "Óscar", "scar"])
+def test_the_search_ignores_case_and_accents(org_client, query):
+    UserFactory(display_name="Óscar")
+    UserFactory(display_name="Olivia")
+    response = org_client.get(reverse("scorecard_new"), {"q": query})
+    listed = re.search(r'<ul class="player-list".*?</ul>', response.text, re.S).group(0)
+    assert "Óscar" in listed
+    assert "Olivia" not in listed
+
+
+def test_the_players_ticked_stay_ticked_whatever_is_searched(org_client, ana, ben):
+    response = org_client.get(reverse("scorecard_new"), {"q": "be", "p": [ana.pk]})
+    assert f'value="{ana.pk}" checked' in response.text  # Ana does not match «be» …
+    assert f'value="{ben.pk}">' in response.text
+    # … and «Buscar» sends the ticks with it: one form, two destinations.
+    form = re.search(r'<form [^>]*action="/tarjetas/nueva/orden/".*?</form>', response.text, re.S)
+    form = form.group(0)
+    assert f'formaction="{reverse("scorecard_new")}"' in form
+    assert 'name="p"' in form
+    assert 'name="q"' in form
+
+
+def test_every_player_of_a_club_is_listed(org_client, monkeypatch):
+    from scorecards import views
+
+    monkeypatch.setattr(views, "PLAYERS_LISTED", 3)
+    players = [UserFactory(display_name=f"Jugador {n:02}") for n in range(5)]
+    response = org_client.get(reverse("scorecard_new"), {"p": [players[4].pk]})
+    listed = re.findall(r'name="p" value="(\d+)"', response.text)
+    assert len(listed) == 4  # the first three, and the one ticked
+    assert str(players[4].pk) in listed
+    assert "Hay 2 jugadores más: búscalos por su nombre." in response.text
+
+
 def test_the_order_page_sets_the_seating_order(org_client, ana, ben):
     response = org_client.get(reverse("scorecard_order"), {"p": [ben.pk, ana.pk]})
     assert response.status_code == 200
@@ -94,6 +128,23 @@ def test_who_starts_rejects_impossible_sums(org_client, ana, ben):
     response = org_client.get(reverse("scorecard_order"), {"p": [ana.pk, ben.pk], "t": ["3", "x"]})
     assert response.status_code == 200
     assert "entre 5 y 30" in response.text
+
+
+def test_a_wrong_sum_is_named_and_the_others_are_kept(org_client, ana, ben):
+    carla = UserFactory(display_name="Carla")
+    ids = [ana.pk, ben.pk, carla.pk]
+    response = org_client.get(reverse("scorecard_order"), {"p": ids, "t": ["12", "31", "20"]})
+    assert "Revisa la suma de Ben: con cinco dados sale entre 5 y 30." in response.text
+    fields = dict(re.findall(r'id="s-(\d+)" name="t" value="([^"]*)"', response.text))
+    assert fields == {str(ana.pk): "12", str(ben.pk): "31", str(carla.pk): "20"}
+    wrong = re.findall(r'id="s-(\d+)"[^>]*aria-invalid="true"', response.text)
+    assert wrong == [str(ben.pk)]
+    # In a re-roll among the tied, the same.
+    response = org_client.get(
+        reverse("scorecard_order"), {"p": ids, "s": ["25,10,25"], "t": ["8", "0"]}
+    )
+    assert "Revisa la suma de Carla" in response.text
+    assert f'id="s-{ben.pk}"' not in response.text
 
 
 def test_creating_a_card_makes_the_creator_the_organizer(org_client, organizer, ana, ben):
@@ -190,9 +241,12 @@ def test_an_old_token_for_another_game_makes_a_new_card(org_client, organizer, a
     assert second.creation_token is None
 
 
-def test_the_order_page_is_not_kept_by_the_browser(org_client, ana):
+def test_the_order_page_is_kept_for_back_but_never_reused_otherwise(org_client, ana):
+    """Back after «Crear tarjeta» shows the same page, whose token leads to the card it
+    made (test_browser.py); any other visit asks the server again."""
     page = org_client.get(reverse("scorecard_order"), {"p": [ana.pk]})
-    assert "no-store" in page["Cache-Control"]
+    cache = {part.strip() for part in page["Cache-Control"].split(",")}
+    assert cache == {"private", "no-cache"}
     assert 'autocomplete="off"' in page.text
 
 
@@ -273,7 +327,7 @@ def test_five_of_a_kind_after_the_yahtzee_box_goes_to_the_extra_yahtzee(
     assert 'class="primary">Anotar' not in response.text
     joker = reverse("joker", args=[card.pk, seat.pk])
     assert f'href="{joker}?cara=4"' in response.text
-    assert "Es un Yahtzee extra" in response.text
+    assert "Es un Yahtzee adicional" in response.text
     # That link's picker offers the boxes the joker order allows, with their scores.
     choices = org_client.get(joker, {"cara": "4"}).text
     assert 'value="fours">Cuatros <strong>20</strong>' in choices
@@ -285,7 +339,7 @@ def test_five_of_a_kind_before_the_yahtzee_box_is_an_ordinary_roll(org_client, c
     url = reverse("box", args=[card.pk, seat.pk, "three_of_a_kind"])
     response = org_client.get(url, {"dados": "44444"})
     assert 'value="20" class="primary">Anotar 20' in response.text
-    assert "Yahtzee extra" not in response.text
+    assert "Yahtzee adicional" not in response.text
     # Correcting the Yahtzee box itself still proposes its score.
     write(org_client, card, seat, "yahtzee", "0")
     url = reverse("box", args=[card.pk, seat.pk, "yahtzee"])
@@ -678,6 +732,18 @@ def test_finalize_stores_totals_positions_and_locks_the_card(org_client, card, a
     assert seat_of(card, ana).ones == 3
 
 
+def test_a_finalized_card_says_no_bonus_rather_than_what_was_missing(org_client, card, ana):
+    fill(card, ones=0, twos=2)  # an upper sum under 63
+    org_client.post(reverse("finalize", args=[card.pk]))
+    row = re.search(
+        r'<tr id="row-upper_bonus".*?</tr>',
+        org_client.get(reverse("scorecard", args=[card.pk])).text,
+        re.S,
+    ).group(0)
+    assert "faltan" not in row
+    assert row.count("<td>0</td>") == 2
+
+
 def test_ties_share_a_position(org_client, card, ana, ben):
     fill(card)
     org_client.post(reverse("finalize", args=[card.pk]))
@@ -985,7 +1051,7 @@ def test_a_write_from_the_current_page_answers_with_what_changed(org_client, car
     ("box", "value", "sums"),
     [
         ("chance", "20", {"lower"}),
-        ("yahtzee", "50", {"lower", "yahtzee_bonuses"}),  # it brings «Yahtzee extra»
+        ("yahtzee", "50", {"lower", "yahtzee_bonuses"}),  # it brings «Yahtzee adicional»
         (BONUS, "1", {"yahtzee_bonuses"}),
     ],
 )

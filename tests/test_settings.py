@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.http import HttpResponse
 
 from dados.settings import database_from_url, envbool, envint, envlist
 
@@ -169,7 +170,8 @@ def test_request_htmx_tells_an_htmx_request_without_building_request_headers(rf,
         seen["htmx"] = bool(request.htmx)
         seen["headers built"] = "headers" in request.__dict__  # a cached_property
         seen["target"] = request.htmx.target
-        return None
+        return HttpResponse("ok")
 
-    HtmxMiddleware(view)(rf.post("/", headers={**headers, "HX-Target": "sheet"}))
+    request = rf.post("/", headers={**headers, "HX-Target": "sheet"})
+    HtmxMiddleware(view)(request)
     assert seen == {"htmx": htmx, "headers built": False, "target": "sheet"}

@@ -84,38 +84,77 @@
     }
   });
 
-  function showError(text) {
+  // The messages are in the page (#net-error's data-*), in the person's language.
+  function showError(kind, status) {
     var box = document.getElementById("net-error");
     if (!box) return;
-    box.textContent = text;
+    box.textContent = (box.getAttribute("data-" + kind) || "").replace("%(status)s", status);
     box.hidden = false;
+    // A write refused from the box's dialog: close it, or the message stays behind it.
+    var d = dialog();
+    if (d && d.open) d.close();
+    box.focus();
+    box.scrollIntoView({block: "center"});
   }
   function hideError() {
     var box = document.getElementById("net-error");
     if (box) box.hidden = true;
   }
 
+  function isPoll(elt) { return !!(elt && elt.classList && elt.classList.contains("poll")); }
+
   document.addEventListener("htmx:sendError", function (event) {
-    var poll = event.detail.elt && event.detail.elt.classList.contains("poll");
-    showError(poll
-      ? "Sin conexión: la tarjeta puede no estar al día."
-      : "Sin conexión: no se ha guardado nada. Comprueba la red y vuelve a intentarlo.");
+    showError(isPoll(event.detail.elt) ? "offline-poll" : "offline");
   });
   document.addEventListener("htmx:responseError", function (event) {
-    var status = event.detail.xhr ? event.detail.xhr.status : 0;
-    showError(status === 403 || status === 404
-      ? "No tienes permiso para cambiar esta tarjeta."
-      : "El servidor no ha guardado el cambio (error " + status + "). Vuelve a intentarlo.");
+    var xhr = event.detail.xhr;
+    var status = xhr ? xhr.status : 0;
+    if (status === 404) {
+      // The card is gone (discarded): stop asking for it every few seconds.
+      var poll = document.getElementById("sheet-poll");
+      if (poll) poll.remove();
+      showError("gone");
+    } else if (status === 403) {
+      showError(xhr.getResponseHeader("X-Dados-Refusal") === "expired" ? "expired" : "forbidden");
+    } else {
+      showError("failed", status);
+    }
+  });
+
+  // A live refresh replaces the whole sheet: keep the table scrolled where it was (a
+  // player looking at their own column, right of the first ones).
+  var scrolled = null;
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var target = event.detail.target;
+    if (!target || target.id !== "sheet") return;
+    var table = target.querySelector(".sheet-scroll");
+    scrolled = table ? {table: table, left: table.scrollLeft} : null;
+  });
+  document.addEventListener("htmx:afterSwap", function () {
+    if (scrolled === null) return;
+    var table = document.querySelector("#sheet .sheet-scroll");
+    // Only when the table was replaced (a write's answer patches cells in place).
+    if (table && !scrolled.table.isConnected) table.scrollLeft = scrolled.left;
+    scrolled = null;
   });
 
   document.addEventListener("input", function (event) {
     var input = event.target;
     var selector = input.getAttribute && input.getAttribute("data-filter");
     if (!selector) return;
-    var needle = input.value.trim().toLocaleLowerCase("es");
+    var needle = fold(input.value.trim());
+    var shown = 0;
     document.querySelectorAll(selector + " li").forEach(function (item) {
       var checked = item.querySelector("input:checked");
-      item.hidden = !!needle && !checked && item.textContent.toLocaleLowerCase("es").indexOf(needle) === -1;
+      item.hidden = !!needle && !checked && fold(item.textContent).indexOf(needle) === -1;
+      if (!item.hidden) shown += 1;
     });
+    var empty = document.querySelector(input.getAttribute("data-filter-empty"));
+    if (empty) empty.hidden = shown > 0;
   });
+
+  // Case and accents aside, as the server's search: «oscar» finds Óscar.
+  function fold(text) {
+    return text.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLocaleLowerCase("es");
+  }
 })();
