@@ -16,8 +16,9 @@ from scorecards.views import in_progress_links
 @require_GET
 def home(request):
     # The cards I play in or organize, in progress: where a player at the table finds the
-    # one to follow live.
-    return render(request, "accounts/home.html", {"in_progress": in_progress_links(request.user)})
+    # one to follow live. The newest three; «Historial» lists more.
+    in_progress, more = in_progress_links(request.user, limit=3)
+    return render(request, "accounts/home.html", {"in_progress": in_progress, "more": more})
 
 
 class PasswordChangeView(auth_views.PasswordChangeView):

@@ -501,16 +501,16 @@ def history(request):
         context = {"form": form, "page": page, "rows": rows, "query": query.urlencode()}
         return render_to_string("scorecards/history.html#body", context, request=request)
 
-    in_progress = in_progress_links(request.user)
+    in_progress, _more = in_progress_links(request.user)
     body = _finished_games_page(
         ("history", request.user.pk, request.GET.urlencode()), finished_games
     )
     return render(request, "scorecards/history.html", {"body": body, "in_progress": in_progress})
 
 
-def in_progress_links(user) -> str:
-    """«En juego»: the list items linking to the newest twenty cards in progress that I
-    organize or play in.
+def in_progress_links(user, limit=20) -> tuple[str, bool]:
+    """«En juego»: the list items linking to the newest cards in progress (twenty) that I
+    organize or play in, and whether there are more.
 
     Built here rather than in the template: the links' loop, its variables and a
     {% blocktranslate %} per link, with reverse() and localtime() per link in the view,
@@ -519,16 +519,18 @@ def in_progress_links(user) -> str:
     placeholders do not match.
     """
     label, here = _("Tarjeta del %(date)s · %(players)s"), timezone.get_current_timezone()
-    return mark_safe(
+    cards = Scorecard.objects.in_progress_of(user, limit + 1)
+    links = mark_safe(
         "".join(
             f'<li><a href="{sheet.escape(sheet.card_url(pk))}">'
             + sheet.escape(
                 label % {"date": _short_date(created, here), "players": names_list(names)}
             )
             + "</a></li>"
-            for pk, created, names in Scorecard.objects.in_progress_of(user, 20)
+            for pk, created, names in cards[:limit]
         )
     )
+    return links, len(cards) > limit
 
 
 @login_required

@@ -68,7 +68,16 @@ def test_home_lists_my_cards_in_progress_to_follow_live(ana_client, ana, ben):
     assert f'href="/tarjetas/{playing.pk}/"' in response.text
     assert f'href="/tarjetas/{finished.pk}/"' not in response.text
     assert f'href="/tarjetas/{others.pk}/"' not in response.text
-    playing.delete()
+    assert "Todas las tarjetas en juego" not in response.text
+    # The newest three, and the way to the rest.
+    newer = [make_scorecard(players=[ana, ben]) for _ in range(3)]
+    response = ana_client.get(reverse("home"))
+    for card in newer:
+        assert f'href="/tarjetas/{card.pk}/"' in response.text
+    assert f'href="/tarjetas/{playing.pk}/"' not in response.text
+    assert f'href="{reverse("history")}">Todas las tarjetas en juego' in response.text
+    for card in [playing, *newer]:
+        card.delete()
     assert "En juego" not in ana_client.get(reverse("home")).text
 
 
