@@ -11,7 +11,10 @@ class DistinctNameMixin:
 
     def clean(self):
         data = super().clean()
-        if "display_name" in self.fields and not self.has_error("display_name"):
+        # Only a name being given: two players named alike before this check may still
+        # be deactivated or get a new password.
+        renamed = {"display_name", "username"} & set(self.changed_data)
+        if renamed and "display_name" in self.fields and not self.has_error("display_name"):
             username = data.get("username") or self.instance.username
             name = data.get("display_name") or username
             if name and (other := _same_name(name, self.instance.pk)):

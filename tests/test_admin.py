@@ -463,6 +463,12 @@ def test_the_admin_refuses_a_name_another_player_shows(staff_client, ana):
     assert "Ya hay un jugador que se llama «Ana»" in response.text
     other.refresh_from_db()
     assert other.display_name == "Pepe"
+    # Two players named alike from before can still be changed otherwise.
+    User.objects.filter(pk=other.pk).update(display_name="Ana")
+    form["display_name"], form["is_active"] = "Ana", ""
+    staff_client.post(change, form)
+    other.refresh_from_db()
+    assert not other.is_active
 
 
 def test_an_empty_display_name_is_refused(client, ana):
