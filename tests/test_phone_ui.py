@@ -107,20 +107,11 @@ def test_the_small_controls_are_still_44_px_tall(card_page):
     # A finalized card whose change log is folded away.
     from django.contrib.auth import get_user_model
 
-    from tests.factories import full_card
+    from tests.factories import enter, full_card
 
     olga, ana = (get_user_model().objects.get(username=u) for u in ("olga", "ana"))
     finished = services.scorecard_create(organizer=olga, players=[ana])
-    seat = finished.seats.get()
-    for box, value in full_card().items():
-        services.box_write(
-            scorecard_id=finished.pk,
-            seat_id=seat.pk,
-            box=box,
-            value=str(value),
-            was="",
-            author=olga,
-        )
+    enter(finished, finished.seats.get(), olga, **full_card())
     services.scorecard_finalize(scorecard_id=finished.pk)
     page.goto(f"/tarjetas/{finished.pk}/")
     summary = page.locator(".changes summary")
