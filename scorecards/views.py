@@ -1,7 +1,6 @@
 import csv
 import dataclasses
 import hashlib
-import itertools
 import uuid
 
 from django.contrib import messages
@@ -182,11 +181,12 @@ def scorecard_order(request):
     tied = _tied(rounds, players) if starter is None and rounds else []
     # The sums of the round to enter; after a refusal, as they were typed, the wrong ones
     # marked and named in the message.
-    entered = request.GET.getlist("t")[: len(players)] if error else []
+    contenders = tied or players
+    entered = (request.GET.getlist("t") if error else [])[: len(contenders)]
+    entered += [""] * (len(contenders) - len(entered))
     sums = [
         {"player": p, "value": raw[:10], "wrong": bool(error) and not _possible_sum(raw)}
-        for p, raw in itertools.zip_longest(tied or players, entered, fillvalue="")
-        if p is not None
+        for p, raw in zip(contenders, entered, strict=True)
     ]
     if wrong := [s["player"].name for s in sums if s["wrong"]]:
         error = _("Revisa la suma de %(names)s: con cinco dados sale entre 5 y 30.") % {

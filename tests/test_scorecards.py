@@ -145,6 +145,11 @@ def test_a_wrong_sum_is_named_and_the_others_are_kept(org_client, ana, ben):
     )
     assert "Revisa la suma de Carla" in response.text
     assert f'id="s-{ben.pk}"' not in response.text
+    # More sums than players to roll (a hand-made address), and fewer: a page, not a 500.
+    for t in (["8", "31", "9", "9"], ["31"]):
+        response = org_client.get(reverse("scorecard_order"), {"p": ids, "s": ["25,10,25"], "t": t})
+        assert response.status_code == 200
+        assert "con cinco dados sale entre 5 y 30" in response.text
 
 
 def test_creating_a_card_makes_the_creator_the_organizer(org_client, organizer, ana, ben):
