@@ -2,7 +2,6 @@ from django.contrib import messages
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django_htmx.http import HttpResponseClientRedirect
 
 
 class PasswordChangeRequiredMiddleware:
@@ -16,8 +15,10 @@ class PasswordChangeRequiredMiddleware:
         if user.is_authenticated and user.must_change_password:
             target = reverse("password_change")
             if request.path not in (target, reverse("logout")):
-                if request.htmx:
-                    return HttpResponseClientRedirect(target)
-                messages.info(request, _("Tu contraseña es temporal: elige una nueva para seguir."))
+                # To htmx, dados.middleware.HtmxMiddleware makes it a whole-page redirect.
+                if not request.htmx:
+                    messages.info(
+                        request, _("Tu contraseña es temporal: elige una nueva para seguir.")
+                    )
                 return redirect(target)
         return self.get_response(request)

@@ -21,7 +21,6 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseClientRedirect
 
 from accounts.models import fold
 from scorecards import rules, services, sheet, stats
@@ -287,9 +286,7 @@ def scorecard_create(request):
     except Refused as refused:
         messages.error(request, refused.message)
         return redirect("scorecard_new")
-    if request.htmx:
-        return HttpResponseClientRedirect(reverse("scorecard", args=[scorecard.pk]))
-    return redirect("scorecard", pk=scorecard.pk)
+    return redirect("scorecard", pk=scorecard.pk)  # to htmx, a whole-page one (dados.middleware)
 
 
 @login_required
@@ -446,9 +443,7 @@ def finalize(request, pk):
     except Refused as refused:
         return _refused(request, pk, refused)
     messages.success(request, _("Resultados guardados. La partida ya está en el historial."))
-    if request.htmx:
-        return HttpResponseClientRedirect(reverse("scorecard", args=[pk]))
-    return redirect("scorecard", pk=pk)
+    return redirect("scorecard", pk=pk)  # to htmx, a whole-page one (dados.middleware)
 
 
 @login_required
