@@ -110,9 +110,10 @@ class ScorecardQuerySet(models.QuerySet):
     def in_progress(self):
         return self.filter(finalized_at__isnull=True)
 
-    def in_progress_of(self, user, limit) -> list[tuple[int, datetime.datetime, list[str]]]:
+    def in_progress_of(self, user, limit) -> tuple[tuple[int, datetime.datetime, tuple], ...]:
         """(id, created, players' names in turn order) of the newest cards in progress that
-        user organizes or plays in.
+        user organizes or plays in; tuples all the way, so that the links built from them
+        can be cached by them.
 
         Plain SQL: «Historial» asks on every visit, and building this query through the
         ORM cost more than running it. Each card's names come as one value, a list from
@@ -145,14 +146,14 @@ class ScorecardQuerySet(models.QuerySet):
         with connection.cursor() as cursor:
             prepared.execute(cursor, sql, [user.pk, user.pk, limit])
             rows = cursor.fetchall()
-        return [
+        return tuple(
             (
                 pk,
                 as_aware(connection, created),
-                json.loads(names) if isinstance(names, str) else names or [],
+                tuple(json.loads(names) if isinstance(names, str) else names or ()),
             )
             for pk, created, names in rows
-        ]
+        )
 
     def finalized(self):
         return self.filter(finalized_at__isnull=False)

@@ -162,6 +162,25 @@ def test_cards_in_progress_of_the_same_minute_are_told_apart_by_their_players(
     assert f"<li>{newer}</li><li>{older}</li>" in text
 
 
+def test_history_links_follow_a_rename_a_new_card_and_a_finalized_one(ana_client, ana, ben, carla):
+    # The links are built once per distinct list of cards: each of these changes the list.
+    first = make_scorecard(organizer=ana, players=[ana, ben])
+    assert "Ana y Ben</a>" in ana_client.get(reverse("history")).text
+    ben.display_name = "Benito"
+    ben.save()
+    assert "Ana y Benito</a>" in ana_client.get(reverse("history")).text
+    second = make_scorecard(organizer=ana, players=[carla, ana])
+    text = ana_client.get(reverse("history")).text
+    assert f'href="/tarjetas/{first.pk}/"' in text
+    assert f'href="/tarjetas/{second.pk}/"' in text
+    fill(first)
+    services.scorecard_finalize(scorecard_id=first.pk)
+    text = ana_client.get(reverse("history")).text
+    section = text[text.index("<h2>En juego</h2>") : text.index("Partidas finalizadas")]
+    assert f'href="/tarjetas/{first.pk}/"' not in section
+    assert f'href="/tarjetas/{second.pk}/"' in section
+
+
 def test_history_links_at_most_twenty_cards_in_progress(ana_client, ana, ben):
     cards = [make_scorecard(organizer=ana, players=[ben]) for _ in range(21)]
     text = ana_client.get(reverse("history")).text
