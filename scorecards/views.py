@@ -4,6 +4,7 @@ import functools
 import hashlib
 import uuid
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
@@ -14,7 +15,7 @@ from django.db.models import Prefetch
 from django.http import Http404, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
-from django.urls import get_script_prefix, reverse
+from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
@@ -508,12 +509,15 @@ def in_progress_links(user, limit=20) -> tuple[str, bool]:
     """«En juego»: the list items linking to the newest cards in progress (twenty) that I
     organize or play in, and whether there are more."""
     cards = Scorecard.objects.in_progress_of(user, limit + 1)
-    zone, prefix = timezone.get_current_timezone(), get_script_prefix()
-    return _in_progress_links(cards[:limit], get_language(), zone, prefix), len(cards) > limit
+    where = (get_script_prefix(), get_urlconf() or settings.ROOT_URLCONF)  # as card_url's
+    links = _in_progress_links(
+        cards[:limit], get_language(), timezone.get_current_timezone(), where
+    )
+    return links, len(cards) > limit
 
 
 @functools.lru_cache(maxsize=512)
-def _in_progress_links(cards, _language, zone, _script_prefix) -> str:
+def _in_progress_links(cards, _language, zone, _where) -> str:
     """The links to these cards, in the active language and time zone, built once per
     distinct list: the same cards are listed on every visit to «Historial» until one
     starts or ends, and building twenty links cost more than reading them (0.30 against

@@ -10,6 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from scorecards.templatetags import dados
+from tests.factories import make_scorecard
 
 pytestmark = pytest.mark.django_db
 
@@ -75,3 +76,18 @@ def test_once_renders_a_part_once_per_distinct_values(monkeypatch):
     monkeypatch.setattr(dados, "ONCE_LIMIT", 2)
     assert render("c") == "c:2"  # past the limit: the parts kept so far are dropped
     assert render("a") == "a:3"
+
+
+def test_the_headers_links_follow_the_url_configuration(ana_client, ana, settings):
+    from django.urls import clear_url_caches
+
+    card = make_scorecard(organizer=ana, players=[ana])
+    text = ana_client.get(reverse("history")).text
+    assert '<a href="/historial/" aria-current="page">' in text
+    assert f'<li><a href="/tarjetas/{card.pk}/">' in text
+    settings.ROOT_URLCONF = "tests.urls_elsewhere"
+    clear_url_caches()
+    text = ana_client.get("/otro/historial/").text
+    assert '<a href="/otro/historial/" aria-current="page">' in text
+    assert '<a class="brand" href="/otro/"' in text
+    assert f'<li><a href="/otro/tarjetas/{card.pk}/">' in text

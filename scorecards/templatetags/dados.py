@@ -48,7 +48,8 @@ ONCE_LIMIT = 256
 @register.tag
 def once(parser, token):
     """{% once value ... %}…{% endonce %}: the part rendered once per process for each
-    distinct set of values, and that HTML reused.
+    distinct set of values (and URL prefix and configuration, as {% page_url %}), and
+    that HTML reused.
 
     For the parts of every page's header and footer that depend only on the language
     and the page: their translations, links and static files cost 0.3 ms of every page
@@ -69,7 +70,11 @@ class OnceNode(template.Node):
         self.rendered = {}
 
     def render(self, context):
-        key = tuple(value.resolve(context) for value in self.values)
+        key = (
+            get_script_prefix(),
+            get_urlconf() or settings.ROOT_URLCONF,
+            *(value.resolve(context) for value in self.values),
+        )
         html = self.rendered.get(key)
         if html is None:
             html = self.nodelist.render(context)
