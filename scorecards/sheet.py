@@ -45,10 +45,17 @@ def escape(text) -> str:
     return html_escape(str(text))
 
 
+def url_setup() -> tuple[str, str]:
+    """What a URL reversed now depends on besides its name and arguments: the prefix the
+    app is served under and the URL configuration (the request's, else ROOT_URLCONF).
+    Every URL worked out once and kept is kept under it."""
+    return get_script_prefix(), get_urlconf() or settings.ROOT_URLCONF
+
+
 def card_url(pk) -> str:
     """reverse("scorecard", args=[pk]) at a tenth of the cost: every write's answer and
     every sheet start from it."""
-    head, tail = _card_url_around(get_script_prefix(), get_urlconf() or settings.ROOT_URLCONF)
+    head, tail = _card_url_around(*url_setup())
     return f"{head}{int(pk)}{tail}"
 
 

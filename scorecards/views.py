@@ -4,7 +4,6 @@ import functools
 import hashlib
 import uuid
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
@@ -15,7 +14,7 @@ from django.db.models import Prefetch
 from django.http import Http404, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
-from django.urls import get_script_prefix, get_urlconf, reverse
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
@@ -509,10 +508,8 @@ def in_progress_links(user, limit=20) -> tuple[str, bool]:
     """«En juego»: the list items linking to the newest cards in progress (twenty) that I
     organize or play in, and whether there are more."""
     cards = Scorecard.objects.in_progress_of(user, limit + 1)
-    where = (get_script_prefix(), get_urlconf() or settings.ROOT_URLCONF)  # as card_url's
-    links = _in_progress_links(
-        cards[:limit], get_language(), timezone.get_current_timezone(), where
-    )
+    zone = timezone.get_current_timezone()
+    links = _in_progress_links(cards[:limit], get_language(), zone, sheet.url_setup())
     return links, len(cards) > limit
 
 

@@ -1,11 +1,11 @@
 import functools
 
 from django import template
-from django.conf import settings
-from django.urls import get_script_prefix, get_urlconf, reverse
+from django.urls import reverse
 
 from scorecards.labels import BOX_LABELS, names_list
 from scorecards.rules import Category
+from scorecards.sheet import url_setup
 
 register = template.Library()
 
@@ -33,7 +33,7 @@ def page_url(name) -> str:
     """
     if ":" in name:
         raise ValueError(f"page_url takes names without a namespace, not {name!r}")
-    return _page_url(name, get_script_prefix(), get_urlconf() or settings.ROOT_URLCONF)
+    return _page_url(name, *url_setup())
 
 
 @functools.lru_cache(maxsize=64)
@@ -70,11 +70,7 @@ class OnceNode(template.Node):
         self.rendered = {}
 
     def render(self, context):
-        key = (
-            get_script_prefix(),
-            get_urlconf() or settings.ROOT_URLCONF,
-            *(value.resolve(context) for value in self.values),
-        )
+        key = (*url_setup(), *(value.resolve(context) for value in self.values))
         html = self.rendered.get(key)
         if html is None:
             html = self.nodelist.render(context)
