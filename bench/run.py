@@ -13,11 +13,11 @@ load generator sends, serves the app with gunicorn and production settings (DEBU
 loopback, and drives every scenario with wrk (bench/load.lua): a warm-up, then `--duration`
 seconds with `--connections` connections, the whole sequence `--rounds` times.
 
-In each round, each scenario's median latency is divided by the floor's, measured in the
-same round, first and last (the lower of the two counts; a drift between them is
-reported): a minimal authenticated view (bench/views.py) in the same middleware stack,
-served only under bench.settings. The median of the rounds' ratios is what the budget
-limits: on a shared machine one round's ratio moves by ±20 % (bench/RESULTS.md). A
+In each round, each scenario's median latency is divided by its floor's: a minimal
+authenticated view (bench/views.py) in the same middleware stack, served only under
+bench.settings, measured right before and right after the scenario (the mean of the two
+counts; a drift between them is reported). The median of the rounds' ratios is what the
+budget limits: on a shared machine one round's ratio moves by ±20 % (bench/RESULTS.md). A
 scenario fails when that median exceeds its budget, or when any response in any round has
 another status than the scenario expects (a 302 to the log-in page, a 409 on a write, a 500)
 or any socket error or timeout happens.
@@ -81,9 +81,6 @@ SCENARIOS = [
     # Last: its writes change the cards the other scenarios read.
     # The organizer's page sends the version it shows: the answer is just what changed.
     Scenario("write", "box write (htmx POST)", 200, "floor_post", 2.0, 'hx-swap-oob="true"'),
-    # The floors again: the lower of their two medians counts; a drift between them is reported.
-    Scenario("floor_get_end", "floor GET (again)", 200, marker="ok"),
-    Scenario("floor_post_end", "floor POST + CSRF (again)", 200, marker="ok"),
 ]
 BY_KEY = {s.key: s for s in SCENARIOS}
 TICKS_ROWS = 64  # rows of the durable write floor, rewritten in turn
@@ -511,7 +508,6 @@ class Load:
     def data(self, key: str) -> dict:
         """What wrk sends for a scenario, from the database's current state."""
         live, host = self.p["live"], self.p["host"]
-        key = key.removesuffix("_end")
         if key == "floor_get":
             return {"mode": "rotate", "requests": [self.get("/_bench/suelo/")]}
         if key == "floor_post":
@@ -643,11 +639,11 @@ class Load:
                 return busy
             say(f"    (waiting: other processes keep {busy:.0%} of the CPUs busy)")
 
-    def measure(self, scenario: Scenario) -> dict:
+    def measure(self, scenario: Scenario, warmup: float) -> dict:
         busy = self.quiet()
         self.preflight(scenario)
-        if self.args.warmup > 0:
-            self.wrk_run(scenario, self.args.warmup)
+        if warmup > 0:
+            self.wrk_run(scenario, warmup)
         before = self.app.changes() if scenario.key == "write" else 0
         raw = self.wrk_run(scenario, self.args.duration)
         if scenario.key == "write":
@@ -675,24 +671,48 @@ class Load:
         }
 
 
-def floor_p50(rows: list[dict], key: str) -> float | None:
-    """The lower of a floor's medians at the start and at the end of the run.
+def plan(only=None) -> list[Scenario]:
+    """One round's runs: each scenario (or each of `only`) between two runs of its floor.
 
-    Other load only ever slows a run down, so the lower one is the better estimate, and it
-    never flatters a scenario.
+    A floor run between two scenarios with the same floor serves both, as the one after
+    the first and the one before the second.
     """
-    found = [row["p50"] for row in rows if row["key"] in (key, f"{key}_end")]
-    return min(found) if found else None
+    runs = []
+    for scenario in SCENARIOS:
+        if scenario.floor is None or (only and scenario.key not in only):
+            continue
+        floor = BY_KEY[scenario.floor]
+        if not runs or runs[-1] is not floor:
+            runs.append(floor)
+        runs += [scenario, floor]
+    return runs
+
+
+def bracketing_floors(rows: list[dict], index: int) -> tuple[dict, dict]:
+    """The runs of a scenario's floor nearest before and after the scenario's own run."""
+    key = BY_KEY[rows[index]["key"]].floor
+    before = next(row for row in reversed(rows[:index]) if row["key"] == key)
+    after = next(row for row in rows[index + 1 :] if row["key"] == key)
+    return before, after
 
 
 def judge(rows: list[dict]) -> None:
-    """Ratios to the floor, budget verdicts."""
-    for row in rows:
+    """Ratios to the floor measured around each scenario, budget verdicts.
+
+    The floor is the mean of its medians right before and right after the scenario: what
+    the machine gave the floor while the scenario ran, as well as two runs can tell. (The
+    lower of the two would divide every scenario measured in a noisy minute by the floor
+    of the quieter side, and so make ratios larger the noisier the machine.)
+    """
+    for index, row in enumerate(rows):
         scenario = BY_KEY[row["key"]]
-        floor = floor_p50(rows, scenario.floor) if scenario.floor else None
         row["floor"] = scenario.floor
-        row["ratio"] = row["p50"] / floor if floor else None
         row["budget"] = scenario.budget
+        row["ratio"] = None
+        if scenario.floor is not None:
+            before, after = bracketing_floors(rows, index)
+            row["floor_p50"] = (before["p50"], after["p50"])
+            row["ratio"] = row["p50"] / statistics.mean(row["floor_p50"])
         within = scenario.budget is None or (
             row["ratio"] is not None and row["ratio"] <= scenario.budget
         )
@@ -704,12 +724,14 @@ def combine(rounds: list[list[dict]]) -> list[dict]:
 
     The median of the rounds' ratios is what the budget limits: a round that a burst of
     other load slowed down (the scenario, or its floors) moves it least. Latencies and
-    throughput are the rounds' medians too; requests and errors add up, and any error in
-    any round fails the scenario.
+    throughput are the medians of all the scenario's runs (a floor runs several times a
+    round); requests and errors add up, and any error in any round fails the scenario.
     """
     combined = []
-    for first in rounds[0]:
-        same = [row for rows in rounds for row in rows if row["key"] == first["key"]]
+    keys = list(dict.fromkeys(row["key"] for rows in rounds for row in rows))
+    for key in keys:
+        same = [row for rows in rounds for row in rows if row["key"] == key]
+        first = same[0]
         ratios = [row["ratio"] for row in same if row["ratio"] is not None]
         statuses, sockets = {}, {}
         for row in same:
@@ -727,9 +749,10 @@ def combine(rounds: list[list[dict]]) -> list[dict]:
             "cpu_busy_before": max((row["cpu_busy_before"] or 0) for row in same),
             "ratio": statistics.median(ratios) if ratios else None,
             "ratios": ratios,
+            "runs": len(same),
         }
-        for key in ("rps", "p50", "p95", "p99"):
-            row[key] = statistics.median(r[key] for r in same)
+        for stat in ("rps", "p50", "p95", "p99"):
+            row[stat] = statistics.median(r[stat] for r in same)
         row["max"] = max(r["max"] for r in same)
         within = row["budget"] is None or (
             row["ratio"] is not None and row["ratio"] <= row["budget"]
@@ -737,6 +760,20 @@ def combine(rounds: list[list[dict]]) -> list[dict]:
         row["pass"] = within and row["errors"] == 0
         combined.append(row)
     return combined
+
+
+def drifts(rows: list[dict]) -> list[str]:
+    """Scenarios whose floor moved by over 25 % between the runs around them."""
+    found = []
+    for row in rows:
+        if row.get("floor_p50"):
+            before, after = row["floor_p50"]
+            if abs(after - before) > 0.25 * min(before, after):
+                found.append(
+                    f"{BY_KEY[row['floor']].label} went from {before:.1f} to {after:.1f} ms "
+                    f"around {row['label']}"
+                )
+    return found
 
 
 def run_one(args) -> dict:
@@ -774,9 +811,7 @@ def run_one(args) -> dict:
         for number in range(1, args.rounds + 1):
             say(f"  round {number} of {args.rounds}")
             rows = []
-            for scenario in SCENARIOS:
-                if args.only and scenario.key not in args.only and scenario.floor is not None:
-                    continue
+            for scenario in plan(args.only):
                 if scenario.key == "write" and disk is None:
                     disk = disk_sync()
                     if disk:
@@ -784,7 +819,10 @@ def run_one(args) -> dict:
                             f"  (disk: fdatasync of 40 KB p50 {disk['p50']:.2f} ms, "
                             f"p90 {disk['p90']:.2f} ms)"
                         )
-                row = load.measure(scenario)
+                # The server is warm after the round's first run; a floor between two
+                # scenarios warms up shortly, as wrk's connections are new.
+                warm = args.warmup if scenario.floor or not rows else min(args.warmup, 1.0)
+                row = load.measure(scenario, warm)
                 rows.append(row)
                 busy = row["cpu_busy_before"]
                 say(
@@ -812,14 +850,7 @@ def run_one(args) -> dict:
                 f"round {number}: other processes were using the CPUs just before: "
                 + ", ".join(noisy)
             )
-        by_key = {row["key"]: row for row in rows}
-        for key in ("floor_get", "floor_post"):
-            first, last = by_key.get(key), by_key.get(f"{key}_end")
-            if first and last and abs(last["p50"] - first["p50"]) > 0.25 * first["p50"]:
-                warnings.append(
-                    f"round {number}: {first['label']} drifted from {first['p50']:.1f} to "
-                    f"{last['p50']:.1f} ms during the round: the numbers are noisy"
-                )
+        warnings += [f"round {number}: {drift}: the numbers are noisy" for drift in drifts(rows)]
     return {
         "db": args.db,
         "db_version": db_version,
@@ -968,9 +999,11 @@ def write_results(results: list[dict], info: dict) -> None:
         f"- Python {info['python']}, Django {info.get('django', '?')}, wrk {info.get('wrk', '?')}; "
         + ", ".join(r["db_version"] for r in results),
         f"- gunicorn: {first['workers']} sync workers; wrk: {first['threads']} threads, "
-        f"{first['connections']} connections, {first['warmup']:g} s warm-up then "
-        f"{first['duration']:g} s per scenario, in {first['rounds']} rounds (p50 / floor is "
-        "the median of the rounds' ratios; latencies and req/s are the rounds' medians)",
+        f"{first['connections']} connections; each scenario between two runs of its floor, "
+        f"each run {first['warmup']:g} s of warm-up (at most 1 s for a floor after the "
+        f"round's first run) then {first['duration']:g} s; {first['rounds']} rounds. p50 / "
+        "floor is the median of the rounds' ratios, each to the mean of the floor's p50 "
+        "right before and right after; latencies and req/s are the medians of all runs",
         f"- Data: the host's history, statistics and the ranking cover "
         f"{first['host_games']} finalized games",
         *(
