@@ -98,10 +98,13 @@ def main(argv=None) -> int:
         state["version"] += 1
         return response
 
+    from scorecards.sheet import shown_token
+
     def poll(lag):
         # Nothing writes while the polls run: the version read before them stays current.
         card.refresh_from_db(fields=["version"])
-        url = f"/tarjetas/{card.pk}/vivo/?v={card.version - lag}"
+        shown = card.version - lag
+        url = f"/tarjetas/{card.pk}/vivo/?v={shown}&t={shown_token(card.pk, shown)}"
         return lambda: watching.get(url)
 
     requests = {

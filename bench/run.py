@@ -531,12 +531,19 @@ class Load:
                 ],
             }
         if key in ("poll_same", "poll_changed"):
+            # What a player's page polls: the version it shows, with that page's token.
+            from scorecards.sheet import shown_token
+
             versions = self.app.versions(live)
             lag = 0 if key == "poll_same" else 1
+            shown = {pk: versions[pk] - lag for pk in live}
             return {
                 "mode": "rotate",
                 "requests": [
-                    self.get(f"/tarjetas/{pk}/vivo/?v={versions[pk] - lag}", self.p["watchers"][pk])
+                    self.get(
+                        f"/tarjetas/{pk}/vivo/?v={shown[pk]}&t={shown_token(pk, shown[pk])}",
+                        self.p["watchers"][pk],
+                    )
                     for pk in live
                 ],
             }

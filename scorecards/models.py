@@ -62,6 +62,16 @@ class ScorecardQuerySet(models.QuerySet):
             row = cursor.fetchone()
         return row[0] if row else None
 
+    def version_of(self, pk) -> int | None:
+        """A card's version, else None: whoever asks has already been shown the card
+        (sheet.still_shown)."""
+        if not 0 < pk < 2**63:  # beyond any id; the database would refuse the number
+            return None
+        with connections[self.db].cursor() as cursor:
+            prepared.execute(cursor, "SELECT version FROM scorecards_scorecard WHERE id = %s", [pk])
+            row = cursor.fetchone()
+        return row[0] if row else None
+
     def with_seats(self, pk, *, lock=False):
         """The card with its organizer, its seats in turn order and their players, or None.
 

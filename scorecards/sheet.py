@@ -22,6 +22,7 @@ from django.template.backends.utils import csrf_input
 from django.template.loader import render_to_string
 from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils import timezone, translation
+from django.utils.crypto import constant_time_compare, salted_hmac
 from django.utils.safestring import SafeData, mark_safe
 from django.utils.translation import get_language, ngettext
 from django.utils.translation import gettext as _
@@ -110,7 +111,7 @@ def render(scorecard, can_edit, *, error=None) -> tuple[str, bool]:
         "can_edit": can_edit,
         "error": error,
         "table": mark_safe(table(scorecard, seats, base, can_edit)),
-        "poll": mark_safe(poll_html(base, version)),
+        "poll": mark_safe(poll_html(scorecard.pk, base, version)),
         "changes": mark_safe("".join(change_html(change, words) for change in changes)),
         "has_changes": bool(changes),
         "log_summary": log_summary(changes) if scorecard.is_finalized else None,
@@ -168,7 +169,7 @@ def written_html(scorecard, recorded) -> str:
             "</template><template>",
             *(row for row in rows if not row.startswith("<td")),
             "</template>\n",
-            poll_html(base, version, OOB),
+            poll_html(scorecard.pk, base, version, OOB),
             f'\n<div id="sheet-alert"{OOB}></div>\n',
             version_html(version, OOB),
             undo_html(True, words, OOB),
@@ -187,12 +188,37 @@ def written_html(scorecard, recorded) -> str:
 OOB = ' hx-swap-oob="true"'
 
 
-def poll_html(base, version, oob="") -> str:
+def poll_html(pk, base, version, oob="") -> str:
     return (
-        f'<div class="poll" id="sheet-poll" hx-get="{escape(base)}vivo/?v={version}"'
+        f'<div class="poll" id="sheet-poll"'
+        f' hx-get="{escape(base)}vivo/?v={version}&amp;t={shown_token(pk, version)}"'
         ' hx-trigger="every 3s"'
         f' hx-target="#sheet" hx-swap="outerHTML"{oob}></div>'
     )
+
+
+def shown_token(pk, version) -> str:
+    """What a page showing this version of the card polls with: proof that the poller
+    was shown it. It is the same for everyone who may see the card, so it is part of the
+    cached sheet."""
+    return salted_hmac("dados.live", f"{int(pk)}:{version}", algorithm="sha256").hexdigest()[:32]
+
+
+def still_shown(pk, version: str, token: str) -> bool:
+    """Whether a page that was shown this version of the card, and proves it with its
+    token, still shows the card's current version.
+
+    The live poll asks it every 3 s from every phone at the table, before reading the
+    session or the user: while nothing changed, the answer (204, no content) tells
+    whoever holds the page only what they were already shown, so it needs no more
+    than the card's version. Any other poll goes through the session, the user and who
+    may see the card.
+    """
+    if not (0 < len(version) <= 20 and version.isascii() and version.isdigit()):
+        return False
+    if not constant_time_compare(token, shown_token(pk, version)):
+        return False
+    return str(Scorecard.objects.version_of(pk)) == version
 
 
 # Sent with every write by a sheet whose cells have ids (with the version, through the

@@ -23,6 +23,7 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from accounts.auth import player_required
 from accounts.models import fold
 from scorecards import rules, services, sheet, stats
 from scorecards.forms import HistoryFilterForm
@@ -290,10 +291,25 @@ def scorecard_create(request):
     return redirect("scorecard", pk=scorecard.pk)  # to htmx, a whole-page one (dados.middleware)
 
 
-@login_required
 @require_GET
 def scorecard_live(request, pk):
-    """Live card poll: 204 while the version is unchanged, else the fresh card."""
+    """Live card poll: 204 while the version is unchanged, else the fresh card.
+
+    A poll from a page that still shows the card's version is answered before the
+    session and the user are read (sheet.still_shown): they are two of the three reads
+    of any other poll, and every phone at the table polls every 3 s.
+    """
+    if sheet.still_shown(pk, request.GET.get("v", ""), request.GET.get("t", "")):
+        return HttpResponse(status=204)
+    return _live(request, pk)
+
+
+# The poll reads the user only when it must: the temporary-password check is _live's.
+scorecard_live.checks_temporary_password = True
+
+
+@player_required
+def _live(request, pk):
     version = Scorecard.objects.live_version(pk, request.user)
     if version is None:
         raise Http404
@@ -317,7 +333,7 @@ def scorecard_detail(request, pk):
     return render(request, "scorecards/card.html", context)
 
 
-@login_required
+@player_required
 @vary_on_headers("HX-Request")
 def box(request, pk, seat_id, box):
     """The picker for one box (GET) and the write (POST)."""
@@ -381,7 +397,7 @@ def _not_allowed():
     return HttpResponseNotAllowed(["GET", "POST"])
 
 
-@login_required
+@player_required
 @vary_on_headers("HX-Request")
 def joker(request, pk, seat_id):
     """«Yahtzee adicional»: the face, then only the boxes the joker order allows."""

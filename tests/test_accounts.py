@@ -209,3 +209,123 @@ def test_every_page_loads_htmx_without_a_cdn_and_under_a_nonce_csp(ana_client):
     assert "unpkg" not in response.text
     assert "hx-on" not in response.text
     assert '"X-CSRFToken"' in response.text
+
+
+# The organizer's writes read the user by one prepared statement (accounts.auth)
+
+
+def write_chance(client, card, value="20"):
+    seat = card.seats.first()
+    url = reverse("box", args=[card.pk, seat.pk, "chance"])
+    return client.post(url, {"value": value, "was": ""})
+
+
+def chance_of(card):
+    return card.seats.first().chance
+
+
+@pytest.fixture
+def organizer_client(client, ana):
+    client.force_login(ana)
+    return client
+
+
+def test_the_organizers_write_is_theirs(organizer_client, ana):
+    from scorecards.models import Change
+    from tests.factories import make_scorecard
+
+    card = make_scorecard(ana, n=2)
+    assert write_chance(organizer_client, card).status_code == 302
+    assert chance_of(card) == 20
+    assert Change.objects.get(scorecard=card).author == ana
+
+
+def test_a_write_after_the_password_changed_elsewhere_logs_out(organizer_client, ana):
+    from tests.factories import make_scorecard
+
+    card = make_scorecard(ana, n=2)
+    ana.set_password("otra-contraseña-nueva")
+    ana.save()
+    response = write_chance(organizer_client, card)
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
+    assert chance_of(card) is None
+    assert SESSION_KEY not in organizer_client.session  # flushed, as Django does
+
+
+def test_a_deactivated_organizers_write_is_refused(organizer_client, ana):
+    from tests.factories import make_scorecard
+
+    card = make_scorecard(ana, n=2)
+    get_user_model().objects.filter(pk=ana.pk).update(is_active=False)
+    response = write_chance(organizer_client, card)
+    assert response["Location"].startswith(reverse("login"))
+    assert chance_of(card) is None
+
+
+def test_an_organizer_with_a_temporary_password_must_change_it_first(organizer_client, ana):
+    from tests.factories import make_scorecard
+
+    card = make_scorecard(ana, n=2)
+    get_user_model().objects.filter(pk=ana.pk).update(must_change_password=True)
+    for response in (
+        write_chance(organizer_client, card),
+        organizer_client.get(reverse("box", args=[card.pk, card.seats.first().pk, "chance"])),
+    ):
+        assert response.status_code == 302
+        assert response["Location"] == reverse("password_change")
+    assert chance_of(card) is None
+
+
+def test_a_staff_member_who_is_no_longer_staff_cannot_write(client):
+    from tests.factories import make_scorecard
+
+    staff = UserFactory(is_staff=True)
+    card = make_scorecard(UserFactory(), n=2)
+    client.force_login(staff)
+    assert write_chance(client, card).status_code == 302
+    assert chance_of(card) == 20
+    get_user_model().objects.filter(pk=staff.pk).update(is_staff=False)
+    assert write_chance(client, card, "21").status_code == 404  # a stranger to the card
+    assert chance_of(card) == 20
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["logged in", "anonymous", "inactive", "password changed", "other backend", "bad id", "huge"],
+)
+def test_session_user_answers_as_djangos_get_user(case, ana, rf):
+    from django.contrib.auth import BACKEND_SESSION_KEY, get_user
+    from django.contrib.sessions.backends.db import SessionStore
+
+    from accounts.auth import session_user
+
+    def request():
+        session = SessionStore()
+        if case != "anonymous":
+            session[SESSION_KEY] = {"bad id": "x", "huge": str(2**70)}.get(case, str(ana.pk))
+            session[BACKEND_SESSION_KEY] = (
+                "a.backend.since.removed.Backend"
+                if case == "other backend"
+                else "django.contrib.auth.backends.ModelBackend"
+            )
+            session["_auth_user_hash"] = ana.get_session_auth_hash()
+        session.save()
+        made = rf.get("/")
+        made.session = SessionStore(session.session_key)
+        return made
+
+    if case == "inactive":
+        get_user_model().objects.filter(pk=ana.pk).update(is_active=False)
+    if case == "password changed":
+        get_user_model().objects.filter(pk=ana.pk).update(password="otra")
+    ours, djangos = request(), request()
+    user = session_user(ours)
+    # A malformed id, which no login() writes, is an error in Django's own (a 500).
+    if case not in ("bad id", "huge"):
+        expected = get_user(djangos)
+        assert (user.pk, user.is_authenticated) == (expected.pk, expected.is_authenticated)
+        assert (SESSION_KEY in ours.session) == (SESSION_KEY in djangos.session)
+    assert (user.pk == ana.pk) == (case == "logged in")
+    if case == "logged in":
+        assert (user.name, user.is_staff, user.must_change_password) == ("Ana", False, False)

@@ -1,10 +1,12 @@
 import csv
 import io
 import json
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.conf import settings
+from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
@@ -15,9 +17,17 @@ from tests.factories import UserFactory, fill, finalized_games, make_scorecard
 pytestmark = pytest.mark.django_db
 
 
-def live(client, card, version, htmx=True):
+def live(client, card, version, htmx=True, token=None):
     headers = {"HX-Request": "true"} if htmx else {}
-    return client.get(reverse("scorecard_live", args=[card.pk]), {"v": version}, headers=headers)
+    query = {"v": version} if token is None else {"v": version, "t": token}
+    return client.get(reverse("scorecard_live", args=[card.pk]), query, headers=headers)
+
+
+def shown_poll(client, card):
+    """The poll's version and token, as the card page shows them to this client."""
+    page = client.get(reverse("scorecard", args=[card.pk])).text
+    found = re.search(r'hx-get="/tarjetas/\d+/vivo/\?v=(\d+)&amp;t=(\w+)"', page)
+    return found[1], found[2]
 
 
 # Live card
@@ -45,17 +55,88 @@ def test_a_poll_after_a_write_returns_the_fresh_card(ana_client, ana, ben):
     assert response.status_code == 200
     assert "<html" not in response.text
     assert '<span class="visually-hidden">Seises — Ben: 24</span>' in response.text
-    assert 'vivo/?v=1"' in response.text
+    assert "vivo/?v=1&amp;t=" in response.text
     assert "casilla/" not in response.text
 
 
-def test_the_poll_costs_one_query_beyond_the_session(
+def test_a_poll_without_the_pages_token_costs_one_query_beyond_the_session(
     ana_client, ana, ben, django_assert_num_queries
 ):
     card = make_scorecard(players=[ana, ben])
     # session, user, the card's version
     with django_assert_num_queries(3):
         assert live(ana_client, card, card.version).status_code == 204
+
+
+def test_the_pages_poll_while_nothing_changed_reads_neither_session_nor_user(
+    ana_client, ana, ben, django_assert_num_queries
+):
+    card = make_scorecard(players=[ana, ben])
+    version, token = shown_poll(ana_client, card)
+    # the card's version: the page's token proves it was shown this version of the card
+    with django_assert_num_queries(1):
+        response = live(ana_client, card, version, token=token)
+    assert response.status_code == 204
+    assert "Set-Cookie" not in response.headers
+
+
+def test_the_pages_poll_after_a_change_reads_the_session_and_the_user(
+    ana_client, ana, ben, django_assert_num_queries
+):
+    card = make_scorecard(players=[ana, ben])
+    version, token = shown_poll(ana_client, card)
+    write_sixes(card, ben)
+    # the version (changed); session, user, who may see it; the card; its recent changes
+    with django_assert_num_queries(6):
+        response = live(ana_client, card, version, token=token)
+    assert response.status_code == 200
+    assert '<span class="visually-hidden">Seises — Ben: 24</span>' in response.text
+    assert version not in shown_poll(ana_client, card)
+    # Once the session has ended, the changed card goes to the log-in page, not to them.
+    ana_client.logout()
+    assert live(ana_client, card, version, token=token, htmx=False).status_code == 302
+
+
+def test_a_token_proves_one_version_of_one_card(ana_client, ana, ben):
+    card, other = make_scorecard(players=[ana, ben]), make_scorecard(players=[ana, ben])
+    version, token = shown_poll(ana_client, card)
+    client = Client()
+    # Without a session, only the very page's poll is answered before logging in.
+    assert live(client, card, version, token=token).status_code == 204
+    assert live(client, other, version, token=token, htmx=False).status_code == 302
+    assert live(client, card, version, token=token[:-1], htmx=False).status_code == 302
+    assert live(client, card, version, token="", htmx=False).status_code == 302
+    assert live(client, card, f"0{version}", token=token, htmx=False).status_code == 302
+    # A stranger with a forged or borrowed token learns nothing of other cards.
+    client.force_login(UserFactory())
+    assert live(client, other, version, token=token).status_code == 404
+    assert live(client, card, "9" * 40, token=token).status_code == 404
+    for malformed in ("💥", "", "-1", "1e3", "٣"):
+        assert live(client, card, malformed, token=token).status_code == 404
+
+
+def test_a_player_with_a_temporary_password_polls_only_the_page_they_had(ana, ben, client):
+    card = make_scorecard(players=[ana, ben])
+    client.force_login(ana)
+    version, token = shown_poll(client, card)
+    ana.must_change_password = True
+    ana.save()
+    assert live(client, card, version, token=token).status_code == 204
+    write_sixes(card, ben)
+    response = live(client, card, version, token=token, htmx=False)
+    assert response.status_code == 302
+    assert response["Location"] == reverse("password_change")
+
+
+def write_sixes(card, player):
+    services.box_write(
+        scorecard_id=card.pk,
+        seat_id=card.seats.get(player=player).pk,
+        box="sixes",
+        value="24",
+        was="",
+        author=card.organizer,
+    )
 
 
 def test_polling_stops_once_the_card_is_finalized(ana_client, ana, ben):
@@ -72,7 +153,7 @@ def test_polling_stops_once_the_card_is_finalized(ana_client, ana, ben):
 def test_the_card_page_polls_while_in_progress(ana_client, ana, ben):
     card = make_scorecard(players=[ana, ben])
     response = ana_client.get(reverse("scorecard", args=[card.pk]))
-    assert f'hx-get="/tarjetas/{card.pk}/vivo/?v=0"' in response.text
+    assert f'hx-get="/tarjetas/{card.pk}/vivo/?v=0&amp;t=' in response.text
     assert 'hx-trigger="every 3s"' in response.text
     assert response.headers["Vary"].count("HX-Request") == 1
 

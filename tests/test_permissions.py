@@ -76,7 +76,7 @@ EXPECTED = {
     ("scorecard", "GET"): card_view,
     ("scorecard", "POST"): everyone(405),
     ("scorecard_live", "GET"): card_view,
-    ("scorecard_live", "POST"): everyone(405),
+    ("scorecard_live", "POST"): everyone(405, anonymous=405),
     ("scorecard_json", "GET"): card_view,
     ("scorecard_json", "POST"): everyone(405),
     ("box", "GET"): card_edit(200),
