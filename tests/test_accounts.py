@@ -329,3 +329,40 @@ def test_session_user_answers_as_djangos_get_user(case, ana, rf):
     assert (user.pk == ana.pk) == (case == "logged in")
     if case == "logged in":
         assert (user.name, user.is_staff, user.must_change_password) == ("Ana", False, False)
+
+
+def test_a_write_with_an_expired_session_logs_in_again(organizer_client, ana):
+    from datetime import timedelta
+
+    from django.contrib.sessions.models import Session
+    from django.utils import timezone
+
+    from tests.factories import make_scorecard
+
+    card = make_scorecard(ana, n=2)
+    key = organizer_client.session.session_key
+    Session.objects.filter(pk=key).update(expire_date=timezone.now() - timedelta(seconds=1))
+    response = write_chance(organizer_client, card)
+    assert response["Location"].startswith(reverse("login"))
+    assert chance_of(card) is None
+
+
+@pytest.mark.parametrize("case", ["valid", "expired", "missing", "too short", "None"])
+def test_the_sessions_prepared_read_loads_what_djangos_does(case, ana, client):
+    from datetime import timedelta
+
+    from django.contrib.sessions.backends import db
+    from django.contrib.sessions.models import Session
+    from django.utils import timezone
+
+    from accounts.auth import SessionStore
+
+    client.force_login(ana)
+    key = client.session.session_key
+    if case == "expired":
+        Session.objects.filter(pk=key).update(expire_date=timezone.now() - timedelta(seconds=1))
+    key = {"missing": "x" * 32, "too short": "abc", "None": None}.get(case, key)
+    ours, djangos = SessionStore(key), db.SessionStore(key)
+    assert ours.load() == djangos.load()
+    assert ours.session_key == djangos.session_key
+    assert (SESSION_KEY in ours.load()) == (case == "valid")
