@@ -15,7 +15,10 @@ class PasswordChangeRequiredMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        return self.get_response(request)
+        response = self.get_response(request)
+        if getattr(request, "resolver_match", None) is None:  # no view's: process_view never ran
+            return temporary_password_redirect(request) or response
+        return response
 
     def process_view(self, request, view_func, view_args, view_kwargs):
         if getattr(view_func, "checks_temporary_password", False):

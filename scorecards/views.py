@@ -4,6 +4,7 @@ import functools
 import hashlib
 import uuid
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
@@ -295,11 +296,16 @@ def scorecard_create(request):
 def scorecard_live(request, pk):
     """Live card poll: 204 while the version is unchanged, else the fresh card.
 
-    A poll from a page that still shows the card's version is answered before the
-    session and the user are read (sheet.still_shown): they are two of the three reads
-    of any other poll, and every phone at the table polls every 3 s.
+    A poll from a page that still shows the card's version, from a browser that has a
+    session, is answered before the session and the user are read (sheet.still_shown):
+    they are two of the three reads of any other poll, and every phone at the table
+    polls every 3 s. So a page whose session ended elsewhere (a log-out on another
+    device, a password reset) is sent to log in at the card's next change, having been
+    shown nothing new; one that logged out here has no session cookie and goes at once.
     """
-    if sheet.still_shown(pk, request.GET.get("v", ""), request.GET.get("t", "")):
+    if request.COOKIES.get(settings.SESSION_COOKIE_NAME) and sheet.still_shown(
+        pk, request.GET.get("v", ""), request.GET.get("t", "")
+    ):
         return HttpResponse(status=204)
     return _live(request, pk)
 

@@ -97,22 +97,41 @@ def test_the_pages_poll_after_a_change_reads_the_session_and_the_user(
     assert live(ana_client, card, version, token=token, htmx=False).status_code == 302
 
 
-def test_a_token_proves_one_version_of_one_card(ana_client, ana, ben):
+def test_a_token_proves_one_version_of_one_card(ana_client, ana, ben, django_assert_num_queries):
     card, other = make_scorecard(players=[ana, ben]), make_scorecard(players=[ana, ben])
     version, token = shown_poll(ana_client, card)
-    client = Client()
-    # Without a session, only the very page's poll is answered before logging in.
-    assert live(client, card, version, token=token).status_code == 204
-    assert live(client, other, version, token=token, htmx=False).status_code == 302
-    assert live(client, card, version, token=token[:-1], htmx=False).status_code == 302
-    assert live(client, card, version, token="", htmx=False).status_code == 302
-    assert live(client, card, f"0{version}", token=token, htmx=False).status_code == 302
-    # A stranger with a forged or borrowed token learns nothing of other cards.
-    client.force_login(UserFactory())
-    assert live(client, other, version, token=token).status_code == 404
-    assert live(client, card, "9" * 40, token=token).status_code == 404
+    # the card's version, and nothing else
+    with django_assert_num_queries(1):
+        assert live(ana_client, card, version, token=token).status_code == 204
+    # Another card or a spoiled token: the session, the user, who may see the card and
+    # its version.
+    for pk, proof in [(other.pk, token), (card.pk, token[:-1]), (card.pk, "")]:
+        url = reverse("scorecard_live", args=[pk])
+        with django_assert_num_queries(3):
+            response = ana_client.get(url, {"v": version, "t": proof})
+        assert response.status_code == 204
+    # Another spelling of the version is not the one shown: the whole sheet.
+    assert live(ana_client, card, f"0{version}", token=token).status_code == 200
+    # A stranger with a borrowed token learns nothing of other cards, nor does a browser
+    # without a session.
+    stranger = Client()
+    stranger.force_login(UserFactory())
+    assert live(stranger, other, version, token=token).status_code == 404
+    assert live(stranger, card, "9" * 40, token=token).status_code == 404
     for malformed in ("💥", "", "-1", "1e3", "٣"):
-        assert live(client, card, malformed, token=token).status_code == 404
+        assert live(stranger, card, malformed, token=token).status_code == 404
+    assert live(Client(), card, version, token=token, htmx=False).status_code == 302
+
+
+def test_a_page_whose_session_ended_elsewhere_logs_in_at_the_next_change(ana_client, ana, ben):
+    card = make_scorecard(players=[ana, ben])
+    version, token = shown_poll(ana_client, card)
+    ana.end_sessions()  # a password reset, a deactivation
+    assert live(ana_client, card, version, token=token).status_code == 204
+    write_sixes(card, ben)
+    response = live(ana_client, card, version, token=token, htmx=False)
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
 
 
 def test_a_player_with_a_temporary_password_polls_only_the_page_they_had(ana, ben, client):
