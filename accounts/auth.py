@@ -78,7 +78,7 @@ def session_user(request):
         return get_user(request)
     except ValidationError:  # a session no login() wrote: Django's own would fail
         return AnonymousUser()
-    if not 0 < user_id < 2**63:  # beyond any id; the database would refuse the number
+    if not isinstance(user_id, int) or not 0 < user_id < 2**63:  # none the database holds
         return AnonymousUser()
     if backend != MODEL_BACKEND or backend not in settings.AUTHENTICATION_BACKENDS:
         return get_user(request)
