@@ -25,7 +25,7 @@ from django.utils.functional import SimpleLazyObject
 
 from accounts.middleware import temporary_password_redirect
 from accounts.models import User
-from scorecards import prepared
+from dados import prepared
 
 MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
 

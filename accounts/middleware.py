@@ -7,7 +7,8 @@ from django.utils.translation import gettext as _
 class PasswordChangeRequiredMiddleware:
     """A player with a temporary password may do nothing but change it (or log out).
 
-    A view that reads the user only when it must (the live poll) sets
+    A view that reads the user only when it must (the live poll, and the views under
+    accounts.auth.player_required, which read it their own way) sets
     checks_temporary_password and calls temporary_password_redirect itself.
     """
 

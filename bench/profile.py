@@ -98,13 +98,12 @@ def main(argv=None) -> int:
         state["version"] += 1
         return response
 
-    from scorecards.sheet import shown_token
+    from scorecards.sheet import poll_path
 
     def poll(lag):
         # Nothing writes while the polls run: the version read before them stays current.
         card.refresh_from_db(fields=["version"])
-        shown = card.version - lag
-        url = f"/tarjetas/{card.pk}/vivo/?v={shown}&t={shown_token(card.pk, shown)}"
+        url = f"/tarjetas/{card.pk}/{poll_path(card.pk, card.version - lag)}"
         return lambda: watching.get(url)
 
     requests = {

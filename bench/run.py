@@ -532,7 +532,7 @@ class Load:
             }
         if key in ("poll_same", "poll_changed"):
             # What a player's page polls: the version it shows, with that page's token.
-            from scorecards.sheet import shown_token
+            from scorecards.sheet import poll_path
 
             versions = self.app.versions(live)
             lag = 0 if key == "poll_same" else 1
@@ -541,7 +541,7 @@ class Load:
                 "mode": "rotate",
                 "requests": [
                     self.get(
-                        f"/tarjetas/{pk}/vivo/?v={shown[pk]}&t={shown_token(pk, shown[pk])}",
+                        f"/tarjetas/{pk}/{poll_path(pk, shown[pk])}",
                         self.p["watchers"][pk],
                     )
                     for pk in live

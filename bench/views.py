@@ -10,7 +10,7 @@ from django.db import connection, transaction
 from django.http import Http404, HttpResponse
 from django.views.decorators.http import require_GET, require_POST
 
-from scorecards import prepared
+from dados import prepared
 
 TICKS = "bench_tick"  # the rows floor_write rewrites
 

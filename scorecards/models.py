@@ -13,7 +13,8 @@ from django.utils import timezone, translation
 from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 
-from scorecards import prepared, rules
+from dados import prepared
+from scorecards import rules
 from scorecards.labels import BOX_LABELS, box_name, problem_text
 from scorecards.rules import Category
 

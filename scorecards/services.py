@@ -9,7 +9,8 @@ from django.db import IntegrityError, connections, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from scorecards import prepared, rules
+from dados import prepared
+from scorecards import rules
 from scorecards.labels import BOX_LABELS
 from scorecards.models import (
     BONUS,

@@ -27,7 +27,8 @@ from django.utils.safestring import SafeData, mark_safe
 from django.utils.translation import get_language, ngettext
 from django.utils.translation import gettext as _
 
-from scorecards import prepared, rules
+from dados import prepared
+from scorecards import rules
 from scorecards.labels import box_name
 from scorecards.models import BONUS, Change, Scorecard, as_aware
 from scorecards.rules import Category
@@ -190,11 +191,15 @@ OOB = ' hx-swap-oob="true"'
 
 def poll_html(pk, base, version, oob="") -> str:
     return (
-        f'<div class="poll" id="sheet-poll"'
-        f' hx-get="{escape(base)}vivo/?v={version}&amp;t={shown_token(pk, version)}"'
+        f'<div class="poll" id="sheet-poll" hx-get="{escape(base)}{escape(poll_path(pk, version))}"'
         ' hx-trigger="every 3s"'
         f' hx-target="#sheet" hx-swap="outerHTML"{oob}></div>'
     )
+
+
+def poll_path(pk, version) -> str:
+    """What a page showing this version of the card polls, after the card's URL."""
+    return f"vivo/?v={version}&t={shown_token(pk, version)}"
 
 
 def shown_token(pk, version) -> str:

@@ -1,11 +1,11 @@
-"""The hot hand-written queries run as prepared statements on PostgreSQL (scorecards.prepared)."""
+"""The hot hand-written queries run as prepared statements on PostgreSQL (dados.prepared)."""
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from scorecards import prepared
+from dados import prepared
 from scorecards.models import Scorecard, Seat
 from tests.factories import make_scorecard
 
