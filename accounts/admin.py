@@ -10,7 +10,6 @@ from django.utils.translation import ngettext
 
 from accounts.forms import DistinctNameMixin
 from accounts.models import User
-from scorecards.models import StatsVersion
 
 
 class PlayerCreationForm(DistinctNameMixin, forms.ModelForm):
@@ -137,8 +136,6 @@ class UserAdmin(BaseUserAdmin):
             messages.warning(request, _temporary_message([(obj, form.temporary_password)]))
         if change and "is_active" in form.changed_data and not obj.is_active:
             obj.end_sessions()
-        if change and {"is_active", "display_name", "username"} & set(form.changed_data):
-            StatsVersion.bump()
 
     def get_deleted_objects(self, objs, request):
         """A player who appears in any scorecard is never deleted: deactivate instead."""
@@ -168,7 +165,6 @@ class UserAdmin(BaseUserAdmin):
             user.save(update_fields=["is_active"])
             user.end_sessions()
             self.log_change(request, user, _("Desactivado."))
-        StatsVersion.bump()
         n = len(users)
         done = ngettext("%(n)s jugador desactivado.", "%(n)s jugadores desactivados.", n)
         self.message_user(request, done % {"n": n})
@@ -180,7 +176,6 @@ class UserAdmin(BaseUserAdmin):
             user.is_active = True
             user.save(update_fields=["is_active"])
             self.log_change(request, user, _("Reactivado."))
-        StatsVersion.bump()
         n = len(users)
         done = ngettext("%(n)s jugador reactivado.", "%(n)s jugadores reactivados.", n)
         self.message_user(request, done % {"n": n})

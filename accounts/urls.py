@@ -4,7 +4,6 @@ from django.urls import path
 from accounts import forms, views
 
 urlpatterns = [
-    path("", views.home, name="home"),
     path("perfil/", views.profile, name="profile"),
     path(
         "entrar/",

@@ -64,7 +64,7 @@ def database_from_url(url: str, base_dir: Path) -> dict:
         except ValueError:
             raise ImproperlyConfigured("DATABASE_URL has an invalid port") from None
         return {
-            "ENGINE": "dados.postgresql",
+            "ENGINE": "django.db.backends.postgresql",
             "NAME": name,
             "USER": unquote(parts.username or ""),
             "PASSWORD": unquote(parts.password or ""),
@@ -81,20 +81,20 @@ def database_from_url(url: str, base_dir: Path) -> dict:
 
 def sqlite_database(path: Path) -> dict:
     return {
-        "ENGINE": "dados.sqlite",
+        "ENGINE": "django.db.backends.sqlite3",
         "NAME": path,
         # A file, not memory: tests then run with WAL, locking and triggers as served.
         "TEST": {"NAME": path.with_name(f"test_{path.name}")},
-        # Kept open between requests: opening the file and running the PRAGMAs cost
-        # more than a whole simple page (bench: floor GET p50 7.1 -> 3.7 ms), and the
-        # last connection to close checkpoints the WAL every time.
+        # Kept open between requests, so the PRAGMAs run once per connection.
         "CONN_MAX_AGE": 60,
         "OPTIONS": {
             # IMMEDIATE takes the write lock when a transaction starts, so two
-            # read-then-write requests queue on busy_timeout instead of failing
+            # read-then-write requests queue on the busy timeout instead of failing
             # with "database is locked" when the second one tries to write.
             "transaction_mode": "IMMEDIATE",
             "timeout": 20,
+            # WAL lets readers go on while one writer writes; FULL syncs the WAL at every
+            # commit, so a write is on disk before its request is answered.
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
         },
     }
@@ -136,20 +136,19 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # Headers only, outside the sync below (nothing before it touches the database): the
-    # error page of a commit that cannot be finished gets them too.
+    # After WhiteNoise, which serves its own compressed files; before anything that
+    # changes the body. Its random padding guards against BREACH.
+    "django.middleware.gzip.GZipMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
-    # Before anything that may write (the session, the views): a write's answer leaves
-    # only once it is on disk (SQLite's sync, PostgreSQL's COMMIT wait here).
-    "dados.middleware.SyncedBeforeAnswerMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "dados.middleware.LanguageMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "dados.middleware.HtmxMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "dados.middleware.HtmxRedirectMiddleware",
     "accounts.middleware.PasswordChangeRequiredMiddleware",
     # Last, as django-axes asks: it turns a locked-out log-in into the lockout page.
     "axes.middleware.AxesMiddleware",
@@ -221,23 +220,17 @@ STORAGES = {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
             if DEBUG
-            else "dados.storage.MemoizedManifestStaticFilesStorage"
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
         )
     },
 }
 
-# Per-process cache of rendered parts: pages built from finished games and each card
-# version's sheet. Keys carry a version kept in the database, so several app servers
-# never serve each other stale copies. At most ~2,000 parts of 5 to 30 KB: about 50 MB
-# per worker in the worst case; the least recently used go first.
-CACHES = {
-    "default": {
-        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-        "OPTIONS": {"MAX_ENTRIES": 2000},
-    }
-}
+# Each worker process has its own memory cache: a key must name what its value shows
+# (a card's version, say), since no other worker is told when it changes.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # Sessions live in the database, so any number of app servers can share them.
+# Not cached_db: its cache is per worker, so a session ended in one would live on in others.
 SESSION_ENGINE = "django.contrib.sessions.backends.db"
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 30
 SESSION_COOKIE_HTTPONLY = True

@@ -7,7 +7,6 @@ admin.site.site_title = "Dados"
 admin.site.index_title = "Jugadores y tarjetas"
 
 urlpatterns = [
-    # The card's requests, by far the most frequent, are matched first.
     path("", include("scorecards.urls")),
     path("", include("accounts.urls")),
     path("admin/", admin.site.urls),

@@ -1,12 +1,13 @@
-"""The card's words in the active language (rules.LABELS holds the Spanish reference)."""
+"""The card's words in the active language: box names, the bonus line and rules' problems."""
 
-import functools
-
-from django.utils import translation
+from django.utils.text import get_text_list
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext
 
 from scorecards.rules import Category
+
+# The bonus count line is edited like a box, but it is not a rules.Category.
+BONUS_BOX = "yahtzee_bonuses"
 
 BOX_LABELS = {
     Category.ONES: _("Unos"),
@@ -23,18 +24,17 @@ BOX_LABELS = {
     Category.YAHTZEE: _("Yahtzee"),
     Category.CHANCE: _("Libre (Chance)"),
 }
+BONUS_LABEL = _("Bonus Yahtzee")
 
 
-def box_name(category) -> str:
-    """BOX_LABELS[category] in the active language, as a plain string."""
-    return _names_in(translation.get_language())[category]
+def box_name(category: Category | str) -> str:
+    """A box's name in the active language."""
+    return str(BOX_LABELS[Category(category)])
 
 
-@functools.cache
-def _names_in(language) -> dict[str, str]:
-    # A lazy label is translated again on every use: the card uses them by the hundred.
-    with translation.override(language):
-        return {category: str(label) for category, label in BOX_LABELS.items()}
+def box_label(box: str) -> str:
+    """A box's name, or the bonus line's for BONUS_BOX, in the active language."""
+    return str(BONUS_LABEL) if box == BONUS_BOX else box_name(box)
 
 
 def problem_text(problem) -> str:
@@ -44,50 +44,35 @@ def problem_text(problem) -> str:
     ) % {"count": problem.bonuses}
     match problem.kind:
         case "impossible_score":
-            return _("%(box)s: %(value)s no es una puntuación posible.") % {
-                "box": BOX_LABELS[problem.category],
+            return gettext("%(box)s: %(value)s no es una puntuación posible.") % {
+                "box": box_name(problem.category),
                 "value": problem.value,
             }
         case "negative_bonuses":
-            return _("El número de bonus de Yahtzee no puede ser negativo.")
+            return gettext("El número de bonus de Yahtzee no puede ser negativo.")
         case "bonus_without_yahtzee":
-            return _("Yahtzee: hay %(bonuses)s, pero la casilla Yahtzee no tiene 50.") % {
+            return gettext("Yahtzee: hay %(bonuses)s, pero la casilla Yahtzee no tiene 50.") % {
                 "bonuses": bonuses
             }
         case "too_many_bonuses":
-            return _(
+            return gettext(
                 "Hay %(bonuses)s; como mucho puede haber %(max)s, uno por cada otra casilla."
             ) % {"bonuses": bonuses, "max": problem.capacity}
         case _kind:
-            capacity = ngettext(
-                "solo %(count)s casilla anotada admite un comodín",
-                "solo %(count)s casillas anotadas admiten un comodín",
-                problem.capacity,
-            ) % {"count": problem.capacity}
             if problem.capacity == 0:
-                capacity = _("ninguna casilla anotada admite un comodín")
-            return _("Hay %(bonuses)s, pero %(capacity)s.") % {
+                capacity = gettext("ninguna casilla anotada admite un comodín")
+            else:
+                capacity = ngettext(
+                    "solo %(count)s casilla anotada admite un comodín",
+                    "solo %(count)s casillas anotadas admiten un comodín",
+                    problem.capacity,
+                ) % {"count": problem.capacity}
+            return gettext("Hay %(bonuses)s, pero %(capacity)s.") % {
                 "bonuses": bonuses,
                 "capacity": capacity,
             }
 
 
-# get_text_list's separator: a msgid of Django's own catalogue (a name, so that
-# makemessages does not copy it into the app's).
-_LIST_SEPARATOR = ", "
-
-
 def names_list(names) -> str:
-    """«Ana, Ben y Carla»: names as a sentence list in the active language, said as
-    Django's get_text_list says it, with its words translated once per language (a page
-    may list twenty cards' players)."""
-    if len(names) < 2:
-        return "".join(names)
-    comma, and_word = _list_words(translation.get_language())
-    return f"{comma.join(names[:-1])} {and_word} {names[-1]}"
-
-
-@functools.lru_cache(maxsize=16)
-def _list_words(language) -> tuple[str, str]:
-    with translation.override(language):
-        return translation.gettext(_LIST_SEPARATOR), translation.gettext("y")
+    """«Ana, Ben y Carla»: names as a sentence list in the active language."""
+    return get_text_list(names, gettext("y"))

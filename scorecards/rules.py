@@ -1,6 +1,7 @@
 """Yahtzee rules for Dados: scoring, totals, card consistency and the forced joker.
 
 Pure standard-library Python, so the rules can be used and tested without Django.
+The card's words (box names, problem texts) are in scorecards.labels.
 """
 
 from collections import Counter
@@ -10,14 +11,19 @@ from enum import StrEnum
 from typing import NamedTuple
 
 __all__ = [
-    "LABELS",
+    "DICE",
+    "FACES",
     "LOWER",
+    "MAX_YAHTZEE_BONUSES",
     "UPPER",
+    "UPPER_BONUS",
+    "UPPER_BONUS_THRESHOLD",
+    "YAHTZEE_BONUS",
+    "YAHTZEE_SCORE",
     "Category",
     "Problem",
     "Totals",
     "allowed_scores",
-    "card_problems",
     "inconsistencies",
     "joker_boxes",
     "joker_score",
@@ -45,31 +51,10 @@ class Category(StrEnum):
     CHANCE = "chance"
 
     @property
-    def label(self) -> str:
-        """Spanish name shown in the UI."""
-        return LABELS[self]
-
-    @property
     def face(self) -> int | None:
         """Die face an upper box counts (ones is 1 ... sixes is 6); None for lower boxes."""
         return _FACE_OF.get(self)
 
-
-LABELS: dict[Category, str] = {
-    Category.ONES: "Unos",
-    Category.TWOS: "Doses",
-    Category.THREES: "Treses",
-    Category.FOURS: "Cuatros",
-    Category.FIVES: "Cincos",
-    Category.SIXES: "Seises",
-    Category.THREE_OF_A_KIND: "Trío",
-    Category.FOUR_OF_A_KIND: "Póquer",
-    Category.FULL_HOUSE: "Full",
-    Category.SMALL_STRAIGHT: "Escalera pequeña",
-    Category.LARGE_STRAIGHT: "Escalera grande",
-    Category.YAHTZEE: "Yahtzee",
-    Category.CHANCE: "Libre (Chance)",
-}
 
 UPPER: tuple[Category, ...] = (
     Category.ONES,
@@ -91,24 +76,27 @@ LOWER: tuple[Category, ...] = (
 
 _FACE_OF = {category: face for face, category in enumerate(UPPER, start=1)}
 
-_UPPER_BONUS = 35
-_UPPER_BONUS_THRESHOLD = 63
-_YAHTZEE_BONUS = 100
+DICE = 5
+FACES = 6
+UPPER_BONUS = 35
+UPPER_BONUS_THRESHOLD = 63
+YAHTZEE_SCORE = 50
+YAHTZEE_BONUS = 100
 # Each extra Yahtzee must be placed in another box, and there are only 12 of them.
-_MAX_YAHTZEE_BONUSES = len(Category) - 1
+MAX_YAHTZEE_BONUSES = len(Category) - 1
 
 _SMALL_RUNS = (frozenset({1, 2, 3, 4}), frozenset({2, 3, 4, 5}), frozenset({3, 4, 5, 6}))
 _LARGE_RUNS = (frozenset({1, 2, 3, 4, 5}), frozenset({2, 3, 4, 5, 6}))
 
-_SUMS = frozenset(range(5, 31))
+_SUMS = frozenset(range(DICE, DICE * FACES + 1))
 _ALLOWED: dict[Category, frozenset[int]] = {
-    **{c: frozenset(c.face * n for n in range(6)) for c in UPPER},
+    **{c: frozenset(c.face * n for n in range(DICE + 1)) for c in UPPER},
     Category.THREE_OF_A_KIND: _SUMS | {0},
     Category.FOUR_OF_A_KIND: _SUMS | {0},
     Category.FULL_HOUSE: frozenset({0, 25}),
     Category.SMALL_STRAIGHT: frozenset({0, 30}),
     Category.LARGE_STRAIGHT: frozenset({0, 40}),
-    Category.YAHTZEE: frozenset({0, 50}),
+    Category.YAHTZEE: frozenset({0, YAHTZEE_SCORE}),
     # Any roll qualifies for Chance, so it can never be scratched.
     Category.CHANCE: _SUMS,
 }
@@ -119,21 +107,25 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _is_face(value: object) -> bool:
+    return _is_int(value) and 1 <= value <= FACES
+
+
 def _roll(dice: Iterable[int]) -> tuple[int, ...]:
     """Return the dice as a tuple, or raise ValueError unless they are five ints from 1 to 6."""
     try:
         roll = tuple(dice)
     except TypeError:
         roll = None
-    if roll is None or len(roll) != 5 or not all(_is_int(d) and 1 <= d <= 6 for d in roll):
-        raise ValueError(f"Una tirada son cinco dados con valores del 1 al 6, no {dice!r}.")
+    if roll is None or len(roll) != DICE or not all(map(_is_face, roll)):
+        raise ValueError(f"A roll is {DICE} dice from 1 to {FACES}, not {dice!r}.")
     return roll
 
 
 def _face(face: int) -> int:
     """Return face, or raise ValueError unless it is an int from 1 to 6."""
-    if not (_is_int(face) and 1 <= face <= 6):
-        raise ValueError(f"Un dado muestra un valor del 1 al 6, no {face!r}.")
+    if not _is_face(face):
+        raise ValueError(f"A die shows 1 to {FACES}, not {face!r}.")
     return face
 
 
@@ -143,7 +135,7 @@ def _card(scores: Mapping[Category | str, int | None]) -> dict[Category, int | N
     for key, value in scores.items():
         category = Category(key)
         if value is not None and not _is_int(value):
-            raise ValueError(f"{category.label}: la puntuación debe ser un entero, no {value!r}.")
+            raise ValueError(f"A score is an int or None, not {value!r} in {category}.")
         card[category] = value
     return card
 
@@ -151,9 +143,7 @@ def _card(scores: Mapping[Category | str, int | None]) -> dict[Category, int | N
 def _bonus_count(yahtzee_bonuses: int) -> int:
     """Return the bonus count, or raise ValueError unless it is an int."""
     if not _is_int(yahtzee_bonuses):
-        raise ValueError(
-            f"El número de bonos de Yahtzee debe ser un entero, no {yahtzee_bonuses!r}."
-        )
+        raise ValueError(f"The Yahtzee bonus count is an int, not {yahtzee_bonuses!r}.")
     return yahtzee_bonuses
 
 
@@ -164,7 +154,7 @@ def score(dice: Iterable[int], category: Category | str, *, joker: bool = False)
     counts = Counter(roll)
     faces = set(counts)
     most = max(counts.values())
-    wild = joker and most == 5
+    wild = joker and most == DICE
 
     if category.face is not None:
         return category.face * counts[category.face]
@@ -180,20 +170,22 @@ def score(dice: Iterable[int], category: Category | str, *, joker: bool = False)
         case Category.LARGE_STRAIGHT:
             return 40 if wild or faces in _LARGE_RUNS else 0
         case Category.YAHTZEE:
-            return 50 if most == 5 else 0
+            return YAHTZEE_SCORE if most == DICE else 0
         case _:
             return sum(roll)
 
 
 def joker_score(face: int, category: Category | str) -> int:
     """Points an extra five of a kind of face scores in a box under the joker rule."""
-    return score((_face(face),) * 5, category, joker=True)
+    return score((_face(face),) * DICE, category, joker=True)
 
 
 # What a joker leaves in each box: 5 x face in its own upper box, 0 in another upper box,
-# the dice sum in Trío, Póquer and Chance, and the fixed prize in Full and the straights.
+# the dice sum in three and four of a kind and Chance, the fixed prize in Full and straights.
 _JOKER_VALUES: dict[Category, frozenset[int]] = {
-    c: frozenset(joker_score(f, c) for f in range(1, 7)) for c in Category if c != Category.YAHTZEE
+    c: frozenset(joker_score(f, c) for f in range(1, FACES + 1))
+    for c in Category
+    if c != Category.YAHTZEE
 }
 
 
@@ -223,36 +215,23 @@ def totals(scores: Mapping[Category | str, int | None], yahtzee_bonuses: int = 0
     """Section sums and bonuses of a card; blank boxes count as 0."""
     card = _card(scores)
     if _bonus_count(yahtzee_bonuses) < 0:
-        raise ValueError("El número de bonos de Yahtzee no puede ser negativo.")
+        raise ValueError(f"The Yahtzee bonus count cannot be negative: {yahtzee_bonuses}.")
     upper = sum(card[c] or 0 for c in UPPER)
     return Totals(
         upper=upper,
-        upper_bonus=_UPPER_BONUS if upper >= _UPPER_BONUS_THRESHOLD else 0,
+        upper_bonus=UPPER_BONUS if upper >= UPPER_BONUS_THRESHOLD else 0,
         lower=sum(card[c] or 0 for c in LOWER),
-        yahtzee_bonus=_YAHTZEE_BONUS * yahtzee_bonuses,
+        yahtzee_bonus=YAHTZEE_BONUS * yahtzee_bonuses,
     )
-
-
-def _bonos(n: int) -> str:
-    """Spanish phrase for n Yahtzee bonuses."""
-    return f"{n} bono de Yahtzee" if n == 1 else f"{n} bonos de Yahtzee"
-
-
-def _joker_capacity(n: int) -> str:
-    """Spanish phrase for n filled boxes able to hold a joker."""
-    if n == 0:
-        return "ninguna casilla anotada admite un comodín"
-    if n == 1:
-        return "solo 1 casilla anotada admite un comodín"
-    return f"solo {n} casillas anotadas admiten un comodín"
 
 
 class Problem(NamedTuple):
     """One reason a card could not come from legal play, as data a UI can word in any language.
 
     kind is one of: impossible_score (category, value), negative_bonuses,
-    bonus_without_yahtzee (bonuses), too_many_bonuses (bonuses, capacity = 12),
-    bonuses_exceed_jokers (bonuses, capacity = boxes able to hold a joker).
+    bonus_without_yahtzee (bonuses), too_many_bonuses (bonuses, capacity =
+    MAX_YAHTZEE_BONUSES), bonuses_exceed_jokers (bonuses, capacity = boxes able to hold
+    a joker).
     """
 
     kind: str
@@ -275,7 +254,7 @@ def inconsistencies(
     ]
     if bonuses < 0:
         problems.append(Problem("negative_bonuses", bonuses=bonuses))
-    if bonuses > 0 and card[Category.YAHTZEE] != 50:
+    if bonuses > 0 and card[Category.YAHTZEE] != YAHTZEE_SCORE:
         problems.append(Problem("bonus_without_yahtzee", bonuses=bonuses))
     # Every bonus is an extra Yahtzee that had to be placed, as a joker, in another box.
     joker_filled = sum(
@@ -283,35 +262,11 @@ def inconsistencies(
         for category, value in card.items()
         if category != Category.YAHTZEE and value in _JOKER_VALUES[category]
     )
-    if bonuses > _MAX_YAHTZEE_BONUSES:
-        problems.append(Problem("too_many_bonuses", bonuses=bonuses, capacity=_MAX_YAHTZEE_BONUSES))
+    if bonuses > MAX_YAHTZEE_BONUSES:
+        problems.append(Problem("too_many_bonuses", bonuses=bonuses, capacity=MAX_YAHTZEE_BONUSES))
     elif bonuses > joker_filled:
         problems.append(Problem("bonuses_exceed_jokers", bonuses=bonuses, capacity=joker_filled))
     return problems
-
-
-def _in_spanish(problem: Problem) -> str:
-    match problem.kind:
-        case "impossible_score":
-            return f"{problem.category.label}: {problem.value} no es una puntuación posible."
-        case "negative_bonuses":
-            return "El número de bonos de Yahtzee no puede ser negativo."
-        case "bonus_without_yahtzee":
-            return f"Yahtzee: hay {_bonos(problem.bonuses)}, pero la casilla Yahtzee no tiene 50."
-        case "too_many_bonuses":
-            return (
-                f"Hay {_bonos(problem.bonuses)}; como mucho puede haber {problem.capacity}, "
-                "uno por cada otra casilla."
-            )
-        case _:
-            return f"Hay {_bonos(problem.bonuses)}, pero {_joker_capacity(problem.capacity)}."
-
-
-def card_problems(
-    scores: Mapping[Category | str, int | None], yahtzee_bonuses: int = 0
-) -> list[str]:
-    """Spanish reasons why a card could not come from legal play; empty when consistent."""
-    return [_in_spanish(problem) for problem in inconsistencies(scores, yahtzee_bonuses)]
 
 
 def joker_boxes(face: int, scores: Mapping[Category | str, int | None]) -> frozenset[Category]:
@@ -324,7 +279,7 @@ def joker_boxes(face: int, scores: Mapping[Category | str, int | None]) -> froze
     own = UPPER[_face(face) - 1]
     card = _card(scores)
     if card[Category.YAHTZEE] is None:
-        raise ValueError("El comodín solo se aplica con la casilla Yahtzee ya anotada.")
+        raise ValueError("The joker applies only once the Yahtzee box is filled.")
     free = {category for category, value in card.items() if value is None}
     for tier in ((own,), LOWER, UPPER):
         if choices := free.intersection(tier):

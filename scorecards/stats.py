@@ -1,25 +1,21 @@
 """Statistics over finalized games, computed by the database in a constant number of queries.
 
-The SVG helpers draw server-side charts with no JavaScript and no inline styles (the
-Content-Security-Policy forbids them): only presentation attributes and class names, with
-currentColor so the page CSS can theme them. Every interpolated value is a number or passes
-through escape(), so their output is returned already marked safe.
+The chart functions lay out the player page's charts as plain data, which the templates in
+templates/scorecards/charts/ draw: coordinates in the chart's viewBox (width by height),
+labels, and desc, the sentence a screen reader gives. An empty chart (no games) has only
+the x and y of its «Sin partidas».
 """
 
 import functools
-import hashlib
 import itertools
 import math
 import operator
-import re
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
 from django.db.models import Avg, Count, F, Max, Min, Q, Sum, Value
 from django.db.models.functions import Coalesce, NullIf
 from django.utils import timezone
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, ngettext
 
 from scorecards import rules
@@ -29,16 +25,12 @@ from scorecards.rules import Category
 __all__ = [
     "head_to_head",
     "histogram",
-    "histogram_svg",
-    "line_chart_svg",
+    "histogram_chart",
+    "line_chart",
     "player_summary",
     "ranking",
     "totals_over_time",
 ]
-
-# rules.totals gives the upper bonus from this sum of Unos to Seises on (a test keeps them equal).
-UPPER_BONUS_THRESHOLD = 63
-YAHTZEE_SCORE = max(rules.allowed_scores(Category.YAHTZEE))
 
 _FINALIZED = Q(scorecard__finalized_at__isnull=False)
 
@@ -72,9 +64,9 @@ def player_summary(player) -> dict:
             average=Avg("total"),
             best=Max("total"),
             worst=Min("total"),
-            yahtzee_boxes=Count("pk", filter=Q(yahtzee=YAHTZEE_SCORE)),
+            yahtzee_boxes=Count("pk", filter=Q(yahtzee=rules.YAHTZEE_SCORE)),
             yahtzee_bonuses=Sum("yahtzee_bonuses", default=0),
-            upper_bonuses=Count("pk", filter=Q(upper_sum__gte=UPPER_BONUS_THRESHOLD)),
+            upper_bonuses=Count("pk", filter=Q(upper_sum__gte=rules.UPPER_BONUS_THRESHOLD)),
             **{f"avg_{c}": Avg(c) for c in Category},
         )
     )
@@ -176,50 +168,20 @@ def ranking(min_games=5) -> tuple[list[dict], list[dict]]:
 # Charts
 
 _WIDTH = 360
-_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
-_LABEL = 'fill="currentColor" font-size="10"'
 
 
-def _prefix(title, id_prefix):
-    """Ids unique per chart: the given prefix, else one derived from the title."""
-    if id_prefix is None:
-        return "chart-" + hashlib.blake2s(str(title).encode(), digest_size=4).hexdigest()
-    if not _ID.fullmatch(id_prefix):
-        raise ValueError(f"id_prefix must be a plain HTML id, not {id_prefix!r}")
-    return id_prefix
+def _at(value) -> float:
+    """A coordinate, to a tenth of a viewBox unit."""
+    return round(float(value), 1)
 
 
-def _svg(prefix, title, body, *, height, desc="") -> SafeString:
-    """The outer <svg> with its accessible name (and description), scaling to its container."""
-    described = f' aria-describedby="{prefix}-desc"' if desc else ""
-    desc = f'<desc id="{prefix}-desc">{escape(desc)}</desc>' if desc else ""
-    # Safe: every interpolated value is a number or escaped.
-    return mark_safe(
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {_WIDTH} {height}"'
-        f' width="100%" role="img" aria-labelledby="{prefix}-title"{described}>'
-        f'<title id="{prefix}-title">{escape(title)}</title>{desc}{"".join(body)}</svg>'
-    )
-
-
-def _empty(prefix, title) -> SafeString:
-    return _svg(
-        prefix,
-        title,
-        [
-            f'<text class="chart-label chart-empty" x="{_WIDTH / 2:g}" y="34"'
-            ' text-anchor="middle" fill="currentColor" font-size="14">'
-            f"{escape(gettext('Sin partidas'))}</text>"
-        ],
-        height=60,
-    )
+def _empty() -> dict:
+    """A chart that only says «Sin partidas», in the middle."""
+    return {"empty": True, "width": _WIDTH, "height": 60, "desc": "", "x": _WIDTH // 2, "y": 34}
 
 
 def _span(low, high):
     return f"{low}\N{EN DASH}{high}"
-
-
-def _points(day, total):
-    return gettext("%(day)s: %(total)s puntos") % {"day": day, "total": total}
 
 
 def _partidas(n):
@@ -253,15 +215,12 @@ def _day(moment: datetime) -> str:
     return moment.strftime("%d/%m/%y")
 
 
-def line_chart_svg(
-    points: list[tuple[datetime, int]], *, title: str, id_prefix: str | None = None
-) -> SafeString:
-    """Totals over time as a line with markers; a «Sin partidas» chart when there are none."""
-    prefix = _prefix(title, id_prefix)
+def line_chart(points: list[tuple[datetime, int]]) -> dict:
+    """Lay out totals over time: gridlines, a marker per game joined by a line, the dates."""
     if not points:
-        return _empty(prefix, title)
+        return _empty()
     totals = [int(total) for _, total in points]
-    height, left, right, top, bottom = 200, 36, _WIDTH - 12, 12, 176
+    left, right, top, bottom = 36, _WIDTH - 12, 12, 176
     grid = _gridlines(min(totals), max(totals))
     lo, hi = grid[0], grid[-1]
 
@@ -274,99 +233,91 @@ def line_chart_svg(
     else:
         gap = (inner_right - inner_left) / (len(points) - 1)
         xs = [inner_left + i * gap for i in range(len(points))]
-
-    body = []
-    for value in grid:
-        body.append(
-            f'<line class="chart-grid" x1="{left}" x2="{right}" y1="{y(value):.1f}"'
-            f' y2="{y(value):.1f}" stroke="currentColor" stroke-opacity="0.2" stroke-width="1"/>'
-            f'<text class="chart-label" x="{left - 4}" y="{y(value) + 3.5:.1f}"'
-            f' text-anchor="end" {_LABEL}>{value}</text>'
-        )
-    if len(points) > 1:
-        line = " ".join(f"{x:.1f},{y(t):.1f}" for x, t in zip(xs, totals, strict=True))
-        body.append(
-            f'<polyline class="chart-line" points="{line}" fill="none" stroke="currentColor"'
-            ' stroke-width="2" stroke-linejoin="round" stroke-linecap="round"/>'
-        )
-    for x, (moment, _), total in zip(xs, points, totals, strict=True):
-        body.append(
-            f'<circle class="chart-point" cx="{x:.1f}" cy="{y(total):.1f}" r="3"'
-            f' fill="currentColor"><title>{escape(_points(_day(moment), total))}</title></circle>'
-        )
-    first, last = escape(_day(points[0][0])), escape(_day(points[-1][0]))
+    days = [_day(moment) for moment, _ in points]
     if len(points) == 1:
-        dates = [(xs[0], "middle", first)]
+        dates = [{"x": _at(xs[0]), "anchor": "middle", "text": days[0]}]
     else:
-        dates = [(inner_left, "start", first), (inner_right, "end", last)]
-    body.extend(
-        f'<text class="chart-label" x="{x:.1f}" y="{bottom + 16}" text-anchor="{anchor}"'
-        f" {_LABEL}>{text}</text>"
-        for x, anchor, text in dates
-    )
+        dates = [
+            {"x": _at(inner_left), "anchor": "start", "text": days[0]},
+            {"x": _at(inner_right), "anchor": "end", "text": days[-1]},
+        ]
     desc = gettext("%(games)s: mínimo %(low)s, máximo %(high)s, última %(last)s puntos.") % {
         "games": _partidas(len(totals)),
         "low": min(totals),
         "high": max(totals),
         "last": totals[-1],
     }
-    return _svg(prefix, title, body, height=height, desc=desc)
+    return {
+        "empty": False,
+        "width": _WIDTH,
+        "height": 200,
+        "desc": desc,
+        "left": left,
+        "right": right,
+        "labels_x": left - 4,
+        "gridlines": [
+            {"value": value, "y": _at(y(value)), "label_y": _at(y(value) + 3.5)} for value in grid
+        ],
+        "points": [
+            {
+                "x": _at(x),
+                "y": _at(y(total)),
+                "label": gettext("%(day)s: %(total)s puntos") % {"day": day, "total": total},
+            }
+            for x, day, total in zip(xs, days, totals, strict=True)
+        ],
+        "dates": dates,
+        "dates_y": bottom + 16,
+    }
 
 
-def histogram_svg(buckets: list[dict], *, title: str, id_prefix: str | None = None) -> SafeString:
-    """Games per points range as bars with their counts; «Sin partidas» when there are none."""
-    prefix = _prefix(title, id_prefix)
-    bars = [(int(b["low"]), int(b["high"]), int(b["count"])) for b in buckets]
-    if not bars or not any(count for _, _, count in bars):
-        return _empty(prefix, title)
-    right, top, height = _WIDTH - 8, 18, 200
-    upright = (right - 8) / len(bars) >= 42
+def histogram_chart(buckets: list[dict]) -> dict:
+    """Lay out games per points range: the range, and a bar with its count where there are games."""
+    ranges = [(int(b["low"]), int(b["high"]), int(b["count"])) for b in buckets]
+    if not any(count for _, _, count in ranges):
+        return _empty()
+    right, top = _WIDTH - 8, 18
+    upright = (right - 8) / len(ranges) >= 42
     # Narrow bars get slanted range labels, which need room on the left and below; when
     # very narrow, only every nth range is labelled and the counts stay in the bar tooltips.
     left, bottom = (8, 176) if upright else (36, 150)
-    slot = (right - left) / len(bars)
+    slot = (right - left) / len(ranges)
     every = 1 if upright else math.ceil(12 / slot)
-    most = max(count for _, _, count in bars)
-
-    body = []
-    for i, (low, high, count) in enumerate(bars):
+    most = max(count for _, _, count in ranges)
+    laid_out = []
+    for i, (low, high, count) in enumerate(ranges):
         center = left + (i + 0.5) * slot
+        bar = None
         if count:
-            bar_height = count / most * (bottom - top)
-            body.append(
-                f'<rect class="chart-bar" x="{left + i * slot + slot * 0.1:.1f}"'
-                f' y="{bottom - bar_height:.1f}" width="{slot * 0.8:.1f}"'
-                f' height="{bar_height:.1f}" fill="currentColor">'
-                f"<title>{_span(low, high)}: {_partidas(count)}</title></rect>"
-            )
-            if slot >= 9:
-                body.append(
-                    f'<text class="chart-label chart-value" x="{center:.1f}"'
-                    f' y="{bottom - bar_height - 4:.1f}" text-anchor="middle" {_LABEL}>'
-                    f"{count}</text>"
-                )
-        if i % every:
-            continue
-        if upright:
-            body.append(
-                f'<text class="chart-label" x="{center:.1f}" y="{bottom + 14}"'
-                f' text-anchor="middle" {_LABEL}>{_span(low, high)}</text>'
-            )
-        else:
-            body.append(
-                f'<text class="chart-label" x="{center:.1f}" y="{bottom + 10}"'
-                f' text-anchor="end" transform="rotate(-45 {center:.1f} {bottom + 10})"'
-                f' fill="currentColor" font-size="9">{_span(low, high)}</text>'
-            )
-    body.append(
-        f'<line class="chart-axis" x1="{left}" x2="{right}" y1="{bottom}" y2="{bottom}"'
-        ' stroke="currentColor" stroke-width="1"/>'
-    )
-    games = sum(count for _, _, count in bars)
+            height = count / most * (bottom - top)
+            bar = {
+                "x": _at(left + i * slot + slot * 0.1),
+                "y": _at(bottom - height),
+                "width": _at(slot * 0.8),
+                "height": _at(height),
+                "count": count,
+                "count_y": _at(bottom - height - 4),
+                "label": f"{_span(low, high)}: {_partidas(count)}",
+            }
+        labelled = i % every == 0
+        laid_out.append(
+            {"center": _at(center), "text": _span(low, high), "labelled": labelled, "bar": bar}
+        )
+    games = sum(count for _, _, count in ranges)
     desc = gettext("%(games)s entre %(low)s y %(high)s puntos, en tramos de %(width)s.") % {
         "games": _partidas(games),
-        "low": bars[0][0],
-        "high": bars[-1][1],
-        "width": bars[0][1] - bars[0][0] + 1,
+        "low": ranges[0][0],
+        "high": ranges[-1][1],
+        "width": ranges[0][1] - ranges[0][0] + 1,
     }
-    return _svg(prefix, title, body, height=height, desc=desc)
+    return {
+        "empty": False,
+        "width": _WIDTH,
+        "height": 200,
+        "desc": desc,
+        "ranges": laid_out,
+        "show_counts": slot >= 9,
+        "slanted": not upright,
+        "labels_y": bottom + (14 if upright else 10),
+        "axis": {"x1": left, "x2": right, "y": bottom},
+    }

@@ -2,8 +2,7 @@ from django.urls import include, path
 
 from scorecards import views
 
-# One card's pages: matched once under tarjetas/<pk>/, the box write (the app's most
-# frequent request) and the live poll first.
+# One card's pages, under tarjetas/<pk>/.
 card = [
     path("casilla/<int:seat_id>/<str:box>/", views.box, name="box"),
     path("vivo/", views.scorecard_live, name="scorecard_live"),
@@ -16,6 +15,7 @@ card = [
 ]
 
 urlpatterns = [
+    path("", views.home, name="home"),
     path("tarjetas/<int:pk>/", include(card)),
     path("tarjetas/nueva/", views.scorecard_new, name="scorecard_new"),
     path("tarjetas/nueva/orden/", views.scorecard_order, name="scorecard_order"),

@@ -1,105 +1,160 @@
 import csv
 import dataclasses
-import functools
-import hashlib
 import uuid
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Prefetch
-from django.http import Http404, HttpResponse, HttpResponseNotAllowed, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.safestring import mark_safe
-from django.utils.translation import get_language
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.cache import cache_control
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from accounts.auth import player_required
 from accounts.models import fold
-from scorecards import rules, services, sheet, stats
+from scorecards import rules, services, stats
 from scorecards.forms import HistoryFilterForm
-from scorecards.labels import BOX_LABELS, names_list
-from scorecards.models import BONUS, Scorecard, Seat, StatsVersion
+from scorecards.labels import box_label, box_name, names_list
+from scorecards.models import BONUS, BOXES, Change, Scorecard, Seat
 from scorecards.rules import Category
 from scorecards.services import Refused
 
 HISTORY_PAGE = 20
-FINISHED_GAMES_CACHE_SECONDS = 24 * 60 * 60
+IN_PROGRESS_LISTED = 20
 RANKING_MIN_GAMES = 5
+# A live page further behind than this many changes gets the whole sheet again.
+PATCH_LIMIT = 20
 
 
-def _card(request, pk, *, edit=False) -> Scorecard:
-    """The card with its seats if this user may see it (404 otherwise).
-
-    With edit, 403 when they may only look (409 once the card is finalized).
-    """
-    scorecard = Scorecard.objects.with_seats(pk)
-    if scorecard is None or not scorecard.is_seen_by(request.user, scorecard.seat_list):
-        raise Http404
-    if edit and not scorecard.can_edit(request.user):
-        if scorecard.is_finalized:
-            raise Refused(str(services.FinalizedError.message), status=409)
-        raise PermissionDenied
-    return scorecard
+def _card(request, pk) -> Scorecard:
+    """The card with its seats, if this user may see it (404 otherwise)."""
+    return get_object_or_404(Scorecard.objects.for_user(request.user).with_seats(), pk=pk)
 
 
-def _seat(scorecard, seat_id) -> Seat:
-    seat = scorecard.loaded_seat(seat_id)
-    if seat is None:
-        raise Http404
-    return seat
+def _cell(seat, box) -> dict:
+    return {"seat": seat, "box": box, "label": box_label(box), "value": getattr(seat, box)}
+
+
+def _said(value) -> str:
+    return _("sin anotar") if value is None else str(value)
+
+
+def _logged(changes, seats) -> list[Change]:
+    """The changes, each with its items in words as `lines`, for the card's log."""
+    players = {seat.pk: seat.player.name for seat in seats}
+    changes = list(changes)
+    for change in changes:
+        change.lines = [
+            {"player": players.get(seat_id, ""), "box": box_label(box), "old": _said(old),
+             "new": _said(new)}
+            for seat_id, box, old, new in change.items
+        ]
+    return changes
+
+
+def _sheet_context(scorecard, *, error=None) -> dict:
+    """What the card's sheet and its parts show."""
+    seats = list(scorecard.seats.all())
+    columns = [
+        {
+            "seat": seat,
+            "totals": seat.totals,
+            "place": place,
+            "missing": max(0, rules.UPPER_BONUS_THRESHOLD - seat.totals.upper),
+        }
+        for seat, place in zip(seats, scorecard.places, strict=True)
+    ]
+    rows = [
+        {"box": c.value, "label": box_name(c), "cells": [_cell(seat, c.value) for seat in seats]}
+        for c in Category
+    ]
+    changes = _logged(Change.objects.recent(scorecard), seats)
+    context = {
+        "scorecard": scorecard,
+        "seats": seats,
+        "columns": columns,
+        "upper": rows[: len(rules.UPPER)],
+        "lower": rows[len(rules.UPPER) :],
+        "changes": changes,
+        "error": error,
+    }
+    if scorecard.editable:
+        context["problems"] = [(s.player.name, problems) for s in seats if (problems := s.problems)]
+    if scorecard.is_finalized:
+        context["log_summary"] = _log_summary(changes)
+    return context
 
 
 def _sheet(request, scorecard, *, error=None, status=200) -> HttpResponse:
     """The card's sheet alone: the fragment htmx swaps in."""
-    return HttpResponse(sheet.sheet_html(request, scorecard, error=error), status=status)
+    context = _sheet_context(scorecard, error=error)
+    response = render(request, "scorecards/card.html#sheet", context, status=status)
+    response["X-Dados-Version"] = scorecard.version
+    return response
 
 
-def _refused(request, scorecard_pk, refused: Refused):
+def _patch(request, scorecard, since, cells) -> HttpResponse:
+    """What changed after version `since`, for a page that shows that version: the
+    written cells and the parts that follow them, all swapped in out of band."""
+    context = _sheet_context(scorecard) | {"cells": cells, "oob": True}
+    response = render(request, "scorecards/card.html#patch", context)
+    response["HX-Reswap"] = "none"
+    # The page drops it if it no longer shows `since` (a later answer got there first).
+    response["X-Dados-Base"] = since
+    return response
+
+
+def _changed_cells(scorecard, since) -> list[dict] | None:
+    """The cells the changes after version `since` wrote, or None when those changes do
+    not account for every version in between (a finalize, or a page too far behind)."""
+    if scorecard.is_finalized or not 0 <= since < scorecard.version <= since + PATCH_LIMIT:
+        return None
+    changes = Change.objects.filter(
+        scorecard=scorecard, version__gt=since, version__lte=scorecard.version
+    ).values_list("items", flat=True)
+    changes = list(changes)
+    if len(changes) != scorecard.version - since:
+        return None
+    written = dict.fromkeys((seat_id, box) for items in changes for seat_id, box, *_ in items)
+    cells = []
+    for seat_id, box in written:
+        if (seat := scorecard.seat(seat_id)) is not None and box != BONUS:
+            cells.append(_cell(seat, box))
+    return cells
+
+
+def _version(raw) -> int | None:
+    raw = raw or ""
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 9 else None
+
+
+def _refused(request, pk, refused: Refused):
     """Answer a refused write: the message in the card fragment, or back on the page."""
     if refused.access:
         raise Http404 if refused.status == 404 else PermissionDenied
     if request.htmx:
-        scorecard = Scorecard.objects.with_seats(scorecard_pk)
-        if scorecard is None:
-            raise Http404
-        return _sheet(request, scorecard, error=refused.message, status=refused.status)
+        return _sheet(request, _card(request, pk), error=refused.message, status=refused.status)
     messages.error(request, refused.message)
-    return redirect("scorecard", pk=scorecard_pk)
+    return redirect("scorecard", pk=pk)
 
 
 def _saved(request, scorecard):
-    """Answer a write: on the page that made it, only what changed, if that page was current.
-
-    The page sends the version it shows (and the answer format it understands); when the
-    write came right after it, the answer is the written cells, the sums and the other
-    changed parts, swapped in out of band (HX-Reswap: none): a fraction of the whole
-    sheet's rendering time and size. Otherwise (another device wrote in
-    between, or nothing was written) it is the whole sheet.
-    """
+    """Answer a write: to the page that made it, only what changed, if that page was current
+    (it sends the version it showed); otherwise the whole sheet."""
     if not request.htmx:
         return redirect("scorecard", pk=scorecard.pk)
+    since = _version(request.POST.get("version"))
     recorded = getattr(scorecard, "recorded", None)
-    if (
-        recorded
-        and request.POST.get("version") == str(scorecard.version - 1)
-        and request.POST.get("answer") == "cells"  # the page's cells have ids
-    ):
-        response = HttpResponse(sheet.written_html(scorecard, recorded))
-        response["HX-Reswap"] = "none"
-        # The page drops the patch if a live refresh brought it past this version meanwhile.
-        response["X-Dados-Base"] = str(scorecard.version - 1)
-        return response
+    if recorded and since is not None and since == scorecard.version - 1:
+        cells = [_cell(scorecard.seat(seat_id), box) for seat_id, box, *_ in recorded.items]
+        return _patch(request, scorecard, since, [c for c in cells if c["box"] != BONUS])
     return _sheet(request, scorecard)
 
 
@@ -292,36 +347,21 @@ def scorecard_create(request):
     return redirect("scorecard", pk=scorecard.pk)  # to htmx, a whole-page one (dados.middleware)
 
 
+@login_required
 @require_GET
 def scorecard_live(request, pk):
-    """Live card poll: 204 while the version is unchanged, else the fresh card.
-
-    A poll from a page that still shows the card's version, from a browser that has a
-    session, is answered before the session and the user are read (sheet.still_shown):
-    they are two of the three reads of any other poll, and every phone at the table
-    polls every 3 s. So a page whose session ended elsewhere (a log-out on another
-    device, a password reset) is sent to log in at the card's next change, having been
-    shown nothing new; one that logged out here has no session cookie and goes at once.
-    """
-    if request.COOKIES.get(settings.SESSION_COOKIE_NAME) and sheet.still_shown(
-        pk, request.GET.get("v", ""), request.GET.get("t", "")
-    ):
-        return HttpResponse(status=204)
-    return _live(request, pk)
-
-
-# The poll reads the user only when it must: the temporary-password check is _live's.
-scorecard_live.checks_temporary_password = True
-
-
-@player_required
-def _live(request, pk):
-    version = Scorecard.objects.live_version(pk, request.user)
+    """Live card poll: 204 while the page shows the card's version, else what changed."""
+    cards = Scorecard.objects.for_user(request.user).filter(pk=pk)
+    version = cards.values_list("version", flat=True).first()
     if version is None:
         raise Http404
-    if request.GET.get("v") == str(version):
+    since = _version(request.GET.get("v"))
+    if since == version:
         return HttpResponse(status=204)
-    return _sheet(request, _card(request, pk))
+    scorecard = _card(request, pk)
+    if since is not None and (cells := _changed_cells(scorecard, since)) is not None:
+        return _patch(request, scorecard, since, cells)
+    return _sheet(request, scorecard)
 
 
 @login_required
@@ -331,63 +371,63 @@ def scorecard_detail(request, pk):
     scorecard = _card(request, pk)
     if request.htmx:
         return _sheet(request, scorecard)
-    context = {
-        "scorecard": scorecard,
-        "can_edit": scorecard.can_edit(request.user),
-        "sheet": sheet.sheet_html(request, scorecard),
-    }
-    return render(request, "scorecards/card.html", context)
+    return render(request, "scorecards/card.html", _sheet_context(scorecard))
 
 
-@player_required
-@vary_on_headers("HX-Request")
+@login_required
+@require_http_methods(["GET", "POST"])
 def box(request, pk, seat_id, box):
-    """The picker for one box (GET) and the write (POST)."""
+    """One box: its picker (GET) or its write (POST)."""
+    view = box_write if request.method == "POST" else box_picker
     try:
-        if request.method == "POST":
-            # The service checks who may write, in the query that locks the card.
-            scorecard = services.box_write(
-                scorecard_id=pk,
-                seat_id=seat_id,
-                box=box,
-                value=request.POST.get("value"),
-                was=request.POST.get("was"),
-                author=request.user,
-            )
-            return _saved(request, scorecard)
-        if request.method != "GET":
-            return _not_allowed()
-        scorecard = _card(request, pk, edit=True)
-        if box not in services.BOXES:
-            raise Http404
-        seat = _seat(scorecard, seat_id)
+        return view(request, pk, seat_id, box)
     except Refused as refused:
         return _refused(request, pk, refused)
+
+
+def box_write(request, pk, seat_id, box):
+    scorecard = services.box_write(
+        scorecard_id=pk,
+        seat_id=seat_id,
+        box=box,
+        value=request.POST.get("value"),
+        was=request.POST.get("was"),
+        author=request.user,
+    )
+    return _saved(request, scorecard)
+
+
+@vary_on_headers("HX-Request")
+def box_picker(request, pk, seat_id, box):
+    """The values a box may take; with the dice typed in, the score they make."""
+    scorecard = _editable(request, pk)
+    seat = scorecard.seat(seat_id)
+    if box not in BOXES or seat is None:
+        raise Http404
     dice = _dice(request.GET.get("dados", ""))
-    # Five of a kind once the Yahtzee box is used is an extra Yahtzee: its box follows
-    # the joker order, with the +100 after a 50, so «Yahtzee adicional» writes it, not this
-    # picker (which would offer 0 in Full for 44444). The Yahtzee box's own picker
-    # corrects that box.
+    # Five of a kind once the Yahtzee box is used is an extra Yahtzee: the joker order
+    # places it (and adds the +100 after a 50), not this picker, which would offer 0 in
+    # Full for 44444. The Yahtzee box's own picker corrects that box.
     extra = (
-        len(dice) == 5
+        len(dice) == rules.DICE
         and len(set(dice)) == 1
         and seat.yahtzee is not None
         and box not in (Category.YAHTZEE, BONUS)
     )
-    proposed = rules.score(dice, box) if len(dice) == 5 and box != BONUS and not extra else None
+    rolled = len(dice) == rules.DICE and box != BONUS and not extra
     current = getattr(seat, box)
     context = {
         "scorecard": scorecard,
         "seat": seat,
         "box": box,
-        "label": services.box_label(box),
+        "label": box_label(box),
         "current": current,
         "values": [v for v in services.allowed_values(box) if v != 0 or box == BONUS],
         "can_scratch": box not in (Category.CHANCE, BONUS),
         "dice": dice,
         "dice_text": "".join(str(d) for d in dice),
-        "faces": range(1, 7),
-        "proposed": proposed,
+        "faces": range(1, rules.FACES + 1),
+        "proposed": rules.score(dice, box) if rolled else None,
         "extra_face": dice[0] if extra else None,
         "with_dice": box != BONUS,
     }
@@ -395,50 +435,58 @@ def box(request, pk, seat_id, box):
     return render(request, template, context)
 
 
+def _editable(request, pk) -> Scorecard:
+    """The card if this user may change it: 404 if they may not see it, 403 if they may
+    only look, and a refusal once it is finalized."""
+    scorecard = _card(request, pk)
+    if scorecard.is_finalized:
+        raise Refused(str(services.FinalizedError.message), status=409)
+    if not scorecard.editable:
+        raise PermissionDenied
+    return scorecard
+
+
 def _dice(raw: str) -> list[int]:
-    return [int(c) for c in raw[:5] if c in "123456"]
+    return [int(c) for c in raw[: rules.DICE] if c.isascii() and c.isdigit() and 1 <= int(c) <= 6]
 
 
-def _not_allowed():
-    return HttpResponseNotAllowed(["GET", "POST"])
-
-
-@player_required
+@login_required
+@require_http_methods(["GET", "POST"])
 @vary_on_headers("HX-Request")
 def joker(request, pk, seat_id):
     """«Yahtzee adicional»: the face, then only the boxes the joker order allows."""
     try:
-        scorecard = _card(request, pk, edit=True)
         if request.method == "POST":
             scorecard = services.joker_write(
-                scorecard_id=scorecard.pk,
+                scorecard_id=pk,
                 seat_id=seat_id,
                 face=request.POST.get("face"),
                 box=request.POST.get("box"),
                 author=request.user,
             )
             return _saved(request, scorecard)
-        if request.method != "GET":
-            return _not_allowed()
-        seat = _seat(scorecard, seat_id)
+        scorecard = _editable(request, pk)
     except Refused as refused:
         return _refused(request, pk, refused)
-    face = _dice(request.GET.get("cara", ""))[:1]
-    face = face[0] if face else None
+    seat = scorecard.seat(seat_id)
+    if seat is None:
+        raise Http404
+    face = (_dice(request.GET.get("cara", "")) or [None])[0]
     choices = []
     if face is not None and seat.yahtzee is not None:
+        allowed = rules.joker_boxes(face, seat.scores)
         choices = [
-            {"box": c.value, "label": BOX_LABELS[c], "score": rules.joker_score(face, c)}
+            {"box": c.value, "label": box_name(c), "score": rules.joker_score(face, c)}
             for c in Category
-            if c in rules.joker_boxes(face, seat.scores)
+            if c in allowed
         ]
     context = {
         "scorecard": scorecard,
         "seat": seat,
         "face": face,
-        "faces": range(1, 7),
+        "faces": range(1, rules.FACES + 1),
         "choices": choices,
-        "bonus": seat.yahtzee == 50,
+        "bonus": seat.yahtzee == rules.YAHTZEE_SCORE,
     }
     template = "scorecards/joker.html#picker" if request.htmx else "scorecards/joker.html"
     return render(request, template, context)
@@ -448,9 +496,8 @@ def joker(request, pk, seat_id):
 @require_POST
 def undo(request, pk):
     try:
-        scorecard = _card(request, pk, edit=True)
         scorecard = services.change_undo(
-            scorecard_id=scorecard.pk, author=request.user, version=request.POST.get("version")
+            scorecard_id=pk, author=request.user, version=request.POST.get("version")
         )
     except Refused as refused:
         return _refused(request, pk, refused)
@@ -461,8 +508,7 @@ def undo(request, pk):
 @require_POST
 def finalize(request, pk):
     try:
-        scorecard = _card(request, pk, edit=True)
-        services.scorecard_finalize(scorecard_id=scorecard.pk)
+        services.scorecard_finalize(scorecard_id=pk, author=request.user)
     except Refused as refused:
         return _refused(request, pk, refused)
     messages.success(request, _("Resultados guardados. La partida ya está en el historial."))
@@ -470,19 +516,62 @@ def finalize(request, pk):
 
 
 @login_required
+@require_http_methods(["GET", "POST"])
 def discard(request, pk):
     """Discard a card in progress, after confirming."""
     try:
-        scorecard = _card(request, pk, edit=True)
         if request.method == "POST":
-            services.scorecard_discard(scorecard_id=scorecard.pk)
+            services.scorecard_discard(scorecard_id=pk, author=request.user)
             messages.success(request, _("Tarjeta descartada."))
             return redirect("home")
+        scorecard = _editable(request, pk)
     except Refused as refused:
         return _refused(request, pk, refused)
-    if request.method != "GET":
-        return _not_allowed()
     return render(request, "scorecards/discard.html", {"scorecard": scorecard})
+
+
+def _log_summary(changes) -> str:
+    """A finished game's log in one sentence: entries, corrections, extra Yahtzees, undos."""
+    counts = {"entries": 0, "corrections": 0, "jokers": 0, "undos": 0}
+    for change in changes:
+        if change.kind == Change.Kind.UNDO:
+            counts["undos"] += 1
+        elif change.kind == Change.Kind.JOKER:
+            counts["jokers"] += 1
+        elif change.is_correction:
+            counts["corrections"] += 1
+        else:
+            counts["entries"] += 1
+    words = {
+        "total": ngettext("%(n)s cambio", "%(n)s cambios", len(changes)),
+        "entries": ngettext("%(n)s anotación", "%(n)s anotaciones", counts["entries"]),
+        "corrections": ngettext("%(n)s corrección", "%(n)s correcciones", counts["corrections"]),
+        "jokers": ngettext(
+            "%(n)s Yahtzee adicional", "%(n)s Yahtzees adicionales", counts["jokers"]
+        ),
+        "undos": ngettext("%(n)s deshecho", "%(n)s deshechos", counts["undos"]),
+    }
+    counts["total"] = len(changes)
+    parts = {key: text % {"n": counts[key]} for key, text in words.items()}
+    return _("%(total)s: %(entries)s, %(corrections)s, %(jokers)s y %(undos)s.") % parts
+
+
+def _in_progress(user, limit) -> tuple[list[Scorecard], bool]:
+    """The newest cards in progress that user organizes or plays in, each with its
+    players' names as `names`; and whether there are more."""
+    cards = list(Scorecard.objects.involving(user).in_progress().with_seats()[: limit + 1])
+    for card in cards:
+        card.names = names_list([seat.player.name for seat in card.seats.all()])
+    return cards[:limit], len(cards) > limit
+
+
+@login_required
+@require_GET
+def home(request):
+    # Where a player at the table finds the card to follow live: the newest three;
+    # «Historial» lists more.
+    in_progress, more = _in_progress(request.user, 3)
+    return render(request, "scorecards/home.html", {"in_progress": in_progress, "more": more})
 
 
 def _my_games(request):
@@ -508,58 +597,20 @@ def _winners(scorecard) -> list:
 @login_required
 @require_GET
 def history(request):
-    """«Historial»: the finalized games I played, newest first, paginated and filterable."""
-
-    def finished_games():
-        form, seats = _my_games(request)
-        page = Paginator(seats, HISTORY_PAGE).get_page(request.GET.get("pagina"))
-        rows = [{"mine": seat, "winners": _winners(seat.scorecard)} for seat in page]
-        query = request.GET.copy()
-        query.pop("pagina", None)
-        context = {"form": form, "page": page, "rows": rows, "query": query.urlencode()}
-        return render_to_string("scorecards/history.html#body", context, request=request)
-
-    in_progress, _more = in_progress_links(request.user)
-    body = _finished_games_page(
-        ("history", request.user.pk, request.GET.urlencode()), finished_games
-    )
-    return render(request, "scorecards/history.html", {"body": body, "in_progress": in_progress})
-
-
-def in_progress_links(user, limit=20) -> tuple[str, bool]:
-    """«En juego»: the list items linking to the newest cards in progress (twenty) that I
-    organize or play in, and whether there are more."""
-    cards = Scorecard.objects.in_progress_of(user, limit + 1)
-    zone = timezone.get_current_timezone()
-    links = _in_progress_links(cards[:limit], get_language(), zone, sheet.url_setup())
-    return links, len(cards) > limit
-
-
-@functools.lru_cache(maxsize=512)
-def _in_progress_links(cards, _language, zone, _where) -> str:
-    """The links to these cards, in the active language and time zone, built once per
-    distinct list: the same cards are listed on every visit to «Historial» until one
-    starts or ends, and building twenty links cost more than reading them (0.30 against
-    0.16 ms; bench/RESULTS.md). The arguments after cards are the rest of what the links
-    depend on.
-
-    Built here rather than in the template: the links' loop, its variables and a
-    {% blocktranslate %} per link, with reverse() and localtime() per link in the view,
-    took 0.5 ms of the page's 2.0 ms. Unlike {% blocktranslate %}, the translated words
-    are escaped too; compilemessages refuses a translation whose placeholders do not
-    match.
-    """
-    label = _("Tarjeta del %(date)s · %(players)s")
-    return mark_safe(
-        "".join(
-            f'<li><a href="{sheet.escape(sheet.card_url(pk))}">'
-            + sheet.escape(
-                label % {"date": _short_date(created, zone), "players": names_list(names)}
-            )
-            + "</a></li>"
-            for pk, created, names in cards
-        )
-    )
+    """«Historial»: the finalized games I played, newest first, paginated and filterable;
+    above them, the cards still in play."""
+    form, seats = _my_games(request)
+    page = Paginator(seats, HISTORY_PAGE).get_page(request.GET.get("pagina"))
+    query = request.GET.copy()
+    query.pop("pagina", None)
+    context = {
+        "form": form,
+        "page": page,
+        "rows": [{"mine": seat, "winners": _winners(seat.scorecard)} for seat in page],
+        "query": query.urlencode(),
+        "in_progress": _in_progress(request.user, IN_PROGRESS_LISTED)[0],
+    }
+    return render(request, "scorecards/history.html", context)
 
 
 @login_required
@@ -581,17 +632,17 @@ def history_csv(request):
             [
                 timezone.localtime(card.finalized_at).strftime("%Y-%m-%d %H:%M"),
                 card.mode,
-                _cell(", ".join(f"{s.player.name} ({s.total})" for s in card.seats.all())),
+                _spreadsheet_safe(", ".join(f"{s.player.name} ({s.total})" for s in card.seats.all())),
                 seat.total,
                 seat.place,
-                _cell(", ".join(p.name for p in _winners(card))),
+                _spreadsheet_safe(", ".join(p.name for p in _winners(card))),
                 card.pk,
             ]
         )
     return response
 
 
-def _cell(text: str) -> str:
+def _spreadsheet_safe(text: str) -> str:
     """Keep a spreadsheet from reading a player's name as a formula."""
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
@@ -601,8 +652,7 @@ def _cell(text: str) -> str:
 def scorecard_json(request, pk):
     """One game as JSON: every box, bonuses, totals, positions, players, date, modality."""
     scorecard = _card(request, pk)
-    seats = scorecard.seat_list
-    places = sheet.places(scorecard, seats)
+    seats = list(scorecard.seats.all())
     data = {
         "partida": scorecard.pk,
         "modalidad": scorecard.mode,
@@ -619,7 +669,7 @@ def scorecard_json(request, pk):
                 "totales": dataclasses.asdict(seat.totals),
                 "posicion": place,
             }
-            for seat, place in zip(seats, places, strict=True)
+            for seat, place in zip(seats, scorecard.places, strict=True)
         ],
     }
     response = JsonResponse(data, json_dumps_params={"ensure_ascii": False, "indent": 2})
@@ -632,66 +682,24 @@ def scorecard_json(request, pk):
 def player(request, pk):
     """A player's statistics, visible to every logged-in player."""
     person = get_object_or_404(get_user_model(), pk=pk)
-
-    def statistics():
-        summary = stats.player_summary(person)
-        over_time = stats.totals_over_time(person)
-        buckets = stats.histogram(person)
-        context = {
-            "person": person,
-            "summary": summary,
-            "rivals": stats.head_to_head(person),
-            "over_time": over_time,
-            "buckets": buckets,
-            "line_chart": stats.line_chart_svg(
-                over_time,
-                title=_("Totales de %(name)s en el tiempo") % {"name": person.name},
-                id_prefix="totals",
-            ),
-            "histogram_chart": stats.histogram_svg(
-                buckets,
-                title=_("Histograma de totales de %(name)s") % {"name": person.name},
-                id_prefix="histogram",
-            ),
-        }
-        return render_to_string("scorecards/player.html#body", context, request=request)
-
-    body = _finished_games_page(("player", person.pk), statistics)
-    return render(request, "scorecards/player.html", {"person": person, "body": body})
+    over_time = stats.totals_over_time(person)
+    buckets = stats.histogram(person)
+    context = {
+        "person": person,
+        "summary": stats.player_summary(person),
+        "rivals": stats.head_to_head(person),
+        "over_time": over_time,
+        "buckets": buckets,
+        "line_chart": stats.line_chart(over_time),
+        "histogram_chart": stats.histogram_chart(buckets),
+    }
+    return render(request, "scorecards/player.html", context)
 
 
 @login_required
 @require_GET
 def ranking(request):
     """«Clasificación»: active players by average total, with at least MIN_GAMES games."""
-
-    def table():
-        ranked, unranked = stats.ranking(min_games=RANKING_MIN_GAMES)
-        context = {"ranked": ranked, "unranked": unranked, "min_games": RANKING_MIN_GAMES}
-        return render_to_string("scorecards/ranking.html#body", context, request=request)
-
-    return render(
-        request, "scorecards/ranking.html", {"body": _finished_games_page(("ranking",), table)}
-    )
-
-
-def _short_date(moment, zone) -> str:
-    """«29/11/2026 21:05» in that time zone: the template's date:"j/n/Y H:i", cheaper."""
-    moment = moment.astimezone(zone)
-    return f"{moment.day}/{moment.month}/{moment.year} {moment:%H:%M}"
-
-
-def _finished_games_page(key, render_body):
-    """A page part built only from finished games, cached until one more game is finalized.
-
-    Finalized games never change, so StatsVersion (bumped by every finalize and by
-    renaming or (de)activating a player) is all a cached copy has to agree with; the
-    key also carries the language, as the same numbers read differently in each.
-    """
-    parts = ["dados", *map(str, key), str(StatsVersion.current()), get_language()]
-    cache_key = "page:" + hashlib.sha256(":".join(parts).encode()).hexdigest()
-    body = cache.get(cache_key)
-    if body is None:
-        body = render_body()
-        cache.set(cache_key, body, FINISHED_GAMES_CACHE_SECONDS)
-    return body
+    ranked, unranked = stats.ranking(min_games=RANKING_MIN_GAMES)
+    context = {"ranked": ranked, "unranked": unranked, "min_games": RANKING_MIN_GAMES}
+    return render(request, "scorecards/ranking.html", context)

@@ -1,8 +1,9 @@
-"""A real app server for tests: its own SQLite file, gunicorn in its own process group, and a
+"""A real app server for tests: its own database, gunicorn in its own process group, and a
 small standard-library HTTP client that logs in and posts like htmx does.
 
 Nothing here touches pytest-django's test database: the server, `manage.py` and the seed
-scripts all run as subprocesses with DATABASE_URL pointing at a file the test owns.
+scripts all run as subprocesses with DATABASE_URL pointing at a database the test owns,
+a SQLite file or, in the PostgreSQL pass, a database of its own on the same server.
 """
 
 import http.client
@@ -18,7 +19,9 @@ from contextlib import closing, suppress
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -34,7 +37,7 @@ def free_port() -> int:
 def server_env(db: Path | str) -> dict[str, str]:
     """The environment of a production-like server on plain HTTP.
 
-    db is a SQLite file, or a postgres:// URL for servers that share a PostgreSQL database.
+    db is a SQLite file, or the postgres:// URL of a PostgreSQL database.
     """
     env = dict(os.environ)
     for name in ("BEHIND_PROXY", "TRUSTED_PROXIES", "CSRF_TRUSTED_ORIGINS"):
@@ -67,10 +70,10 @@ def run(args, env, timeout=120) -> str:
     return result.stdout
 
 
-def migrated_database(path: Path) -> Path:
-    """A fresh SQLite file with every migration applied."""
-    run([BIN / "python", "manage.py", "migrate", "--noinput"], server_env(path))
-    return path
+def migrated_database(db: Path | str) -> Path | str:
+    """A SQLite file, or an empty PostgreSQL database, with every migration applied."""
+    run([BIN / "python", "manage.py", "migrate", "--noinput"], server_env(db))
+    return db
 
 
 def copy_database(source: Path, target: Path) -> Path:
@@ -80,7 +83,39 @@ def copy_database(source: Path, target: Path) -> Path:
     return target
 
 
-def django_script(db: Path, code: str, *args: str) -> str:
+def postgres_database(name: str, template: str | None = None) -> str:
+    """A new PostgreSQL database on DATABASE_URL's server, empty or a copy of template;
+    its URL."""
+    copy = f" TEMPLATE {template}" if template else ""
+    with _postgres_server() as server:
+        server.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        server.execute(f"CREATE DATABASE {name}{copy}")
+    return urlunsplit(urlsplit(os.environ["DATABASE_URL"])._replace(path=f"/{name}"))
+
+
+def drop_postgres_database(url: str) -> None:
+    with _postgres_server() as server:
+        server.execute(f"DROP DATABASE IF EXISTS {urlsplit(url).path[1:]} WITH (FORCE)")
+
+
+def _postgres_server() -> psycopg.Connection:
+    maintenance = urlsplit(os.environ["DATABASE_URL"])._replace(path="/postgres", query="")
+    return psycopg.connect(urlunsplit(maintenance), autocommit=True)
+
+
+def query(db: Path | str, sql: str, *params) -> list[tuple]:
+    """Rows of one query (%s placeholders) on a test's database, outside Django."""
+    if isinstance(db, str):
+        with psycopg.connect(db) as conn:
+            return conn.execute(sql, params).fetchall()
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    try:
+        return conn.execute(sql.replace("%s", "?"), params).fetchall()
+    finally:
+        conn.close()
+
+
+def django_script(db: Path | str, code: str, *args: str) -> str:
     """Run Python code with Django set up on the given database; returns its stdout."""
     prelude = "import django; django.setup()\n"
     return run([BIN / "python", "-c", prelude + code, *args], server_env(db))
@@ -111,7 +146,7 @@ def _group_alive(pgid: int) -> bool:
 class AppServer:
     """gunicorn serving dados.wsgi on a loopback port, in a process group of its own."""
 
-    db: Path
+    db: Path | str
     log: Path
     workers: int = 4
     threads: int = 4

@@ -47,7 +47,11 @@ def test_htmx_after_the_session_ended_sends_the_whole_page_to_log_in(client, met
     assert response.status_code == 200
     assert response["HX-Redirect"] == f"{reverse('login')}?next={quote(page)}"
     assert response.content == b""
-    # Without the page's address, to the home page; a plain request keeps its redirect.
+    # Without the page's address, or with another site's, to the home page; a plain
+    # request keeps its redirect.
+    headers["HX-Current-URL"] = f"https://elsewhere.example{page}"
+    response = getattr(client, method)(url, headers=headers)
+    assert response["HX-Redirect"] == f"{reverse('login')}?next=/"
     del headers["HX-Current-URL"]
     response = getattr(client, method)(url, headers=headers)
     assert response["HX-Redirect"] == f"{reverse('login')}?next=/"
@@ -211,7 +215,7 @@ def test_every_page_loads_htmx_without_a_cdn_and_under_a_nonce_csp(ana_client):
     assert '"X-CSRFToken"' in response.text
 
 
-# The organizer's writes read the user by one prepared statement (accounts.auth)
+# The organizer's writes check the session and the user as every page does
 
 
 def write_chance(client, card, value="20"):
@@ -290,49 +294,6 @@ def test_a_staff_member_who_is_no_longer_staff_cannot_write(client):
     assert chance_of(card) == 20
 
 
-@pytest.mark.parametrize(
-    "case",
-    ["logged in", "anonymous", "inactive", "password changed", "other backend", "bad id", "huge"],
-)
-def test_session_user_answers_as_djangos_get_user(case, ana, rf):
-    from django.contrib.auth import BACKEND_SESSION_KEY, get_user
-    from django.contrib.sessions.backends.db import SessionStore
-
-    from accounts.auth import session_user
-
-    def request():
-        session = SessionStore()
-        if case != "anonymous":
-            session[SESSION_KEY] = {"bad id": "x", "huge": str(2**70)}.get(case, str(ana.pk))
-            session[BACKEND_SESSION_KEY] = (
-                "a.backend.since.removed.Backend"
-                if case == "other backend"
-                else "django.contrib.auth.backends.ModelBackend"
-            )
-            session["_auth_user_hash"] = ana.get_session_auth_hash()
-        session.save()
-        made = rf.get("/")
-        made.session = SessionStore(session.session_key)
-        return made
-
-    if case == "inactive":
-        get_user_model().objects.filter(pk=ana.pk).update(is_active=False)
-    if case == "password changed":
-        get_user_model().objects.filter(pk=ana.pk).update(password="otra")
-    ours, djangos = request(), request()
-    user = session_user(ours)
-    # A malformed id, which no login() writes, is an error in Django's own (a 500).
-    if case not in ("bad id", "huge"):
-        expected = get_user(djangos)
-        assert (user.pk, user.is_authenticated) == (expected.pk, expected.is_authenticated)
-        assert (SESSION_KEY in ours.session) == (SESSION_KEY in djangos.session)
-    assert (user.pk == ana.pk) == (case == "logged in")
-    if case == "logged in":
-        assert user.name == "Ana"
-        assert user.is_active is True  # booleans, as the ORM gives them
-        assert user.is_staff is user.must_change_password is False
-
-
 def test_a_write_with_an_expired_session_logs_in_again(organizer_client, ana):
     from datetime import timedelta
 
@@ -349,22 +310,49 @@ def test_a_write_with_an_expired_session_logs_in_again(organizer_client, ana):
     assert chance_of(card) is None
 
 
-@pytest.mark.parametrize("case", ["valid", "expired", "missing", "too short", "None"])
-def test_the_sessions_prepared_read_loads_what_djangos_does(case, ana, client):
-    from datetime import timedelta
+# A temporary password (accounts.middleware.PasswordChangeRequiredMiddleware)
 
-    from django.contrib.sessions.backends import db
-    from django.contrib.sessions.models import Session
-    from django.utils import timezone
 
-    from accounts.auth import SessionStore
-
+@pytest.fixture
+def temporary_client(client, ana):
+    get_user_model().objects.filter(pk=ana.pk).update(must_change_password=True)
     client.force_login(ana)
-    key = client.session.session_key
-    if case == "expired":
-        Session.objects.filter(pk=key).update(expire_date=timezone.now() - timedelta(seconds=1))
-    key = {"missing": "x" * 32, "too short": "abc", "None": None}.get(case, key)
-    ours, djangos = SessionStore(key), db.SessionStore(key)
-    assert ours.load() == djangos.load()
-    assert ours.session_key == djangos.session_key
-    assert (SESSION_KEY in ours.load()) == (case == "valid")
+    return client
+
+
+def test_a_temporary_password_sends_an_address_no_view_matches_to_the_change(temporary_client):
+    response = temporary_client.get("/no-existe/")
+    assert response.status_code == 302
+    assert response.url == reverse("password_change")
+    assert "Tu contraseña es temporal" in temporary_client.get(response.url).text
+
+
+def test_a_temporary_password_sends_the_live_cards_poll_to_the_change(temporary_client, ana):
+    from tests.factories import make_scorecard
+
+    card = make_scorecard(UserFactory(), [ana, UserFactory()])
+    poll = reverse("scorecard_live", args=[card.pk]) + f"?v={card.version}"
+    response = temporary_client.get(poll, headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == reverse("password_change")  # the whole page goes
+    assert response.content == b""
+
+
+def test_a_temporary_password_still_lets_one_change_it_or_log_out(temporary_client, ana):
+    assert temporary_client.get(reverse("password_change")).status_code == 200
+    response = temporary_client.post(
+        reverse("password_change"),
+        {
+            "old_password": PASSWORD,
+            "new_password1": "otra-clave-bien-larga-42",
+            "new_password2": "otra-clave-bien-larga-42",
+        },
+    )
+    assert response.url == reverse("password_change_done")
+    ana.refresh_from_db()
+    assert not ana.must_change_password
+    assert temporary_client.get(reverse("home")).status_code == 200
+    get_user_model().objects.filter(pk=ana.pk).update(must_change_password=True)
+    response = temporary_client.post(reverse("logout"))
+    assert response.url == reverse("login")
+    assert SESSION_KEY not in temporary_client.session

@@ -303,7 +303,7 @@ def test_a_discarded_card_says_so_and_stops_asking(browser, server):
     organizer = UserFactory(username="olga", display_name="Olga")
     card, _players = _six_players(organizer)
     page = _card_page(browser, server, "p0", card)
-    services.scorecard_discard(scorecard_id=card.pk)
+    services.scorecard_discard(scorecard_id=card.pk, author=card.organizer)
     message = page.locator("#net-error")
     message.wait_for(timeout=6000)
     assert message.inner_text() == "Esta tarjeta ya no existe: se descartó."

@@ -42,7 +42,7 @@ def world():
     )
     done = services.scorecard_create(organizer=organizer, players=[ana, ben])
     fill(done)
-    services.scorecard_finalize(scorecard_id=done.pk)
+    services.scorecard_finalize(scorecard_id=done.pk, author=done.organizer)
     finalized_games([ana, ben], 6)
     return {"organizer": organizer, "ana": ana, "ben": ben, "playing": playing, "seat": seat}
 

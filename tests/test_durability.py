@@ -1,10 +1,11 @@
-"""Durability under a real server: gunicorn, one SQLite file, concurrent HTTP clients.
+"""Durability under a real server: gunicorn, one database, concurrent HTTP clients.
 
-Each test gets its own SQLite file (a copy of one migrated once per module) and its own
-gunicorn (4 gthread workers x 4 threads, so 16 requests really reach SQLite at once); the
-clients are standard-library HTTP sessions that log in through /entrar/ and post like htmx.
-The database is checked afterwards with the sqlite3 module, never through the ORM, so
-pytest-django's test database is not involved at all.
+Each test gets its own database (a copy of one migrated once per module): a SQLite file,
+or in the PostgreSQL pass a database of its own on the suite's server. Its own gunicorn
+(4 gthread workers x 4 threads) lets 16 requests reach the database at once; the clients
+are standard-library HTTP sessions that log in through /entrar/ and post like htmx. The
+database is checked afterwards outside Django, so pytest-django's test database is not
+involved at all.
 """
 
 import json
@@ -13,10 +14,12 @@ import sqlite3
 import statistics
 import threading
 import time
+import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 
 import pytest
+from django.db import connection
 
 from scorecards import rules
 from tests.factories import PASSWORD, full_card
@@ -26,9 +29,13 @@ from tests.liveserver import (
     Browser,
     copy_database,
     django_script,
+    drop_postgres_database,
     migrated_database,
+    postgres_database,
+    query,
 )
 
+POSTGRES = connection.vendor == "postgresql"
 WRITERS = 16
 LOAD_SECONDS = 10.0
 CRASH_AFTER_SECONDS = 2.0
@@ -75,31 +82,37 @@ def seed(db, *, writers=0, cards=1, seats=SEATS, fill=None) -> dict:
 @pytest.fixture(scope="module")
 def template_db(tmp_path_factory):
     """Migrated once per module; every test serves a copy of it."""
-    return migrated_database(tmp_path_factory.mktemp("durability") / "template.sqlite3")
+    if POSTGRES:
+        name = "dados_durability_template"
+        url = migrated_database(postgres_database(name))
+        yield name
+        drop_postgres_database(url)
+    else:
+        yield migrated_database(tmp_path_factory.mktemp("durability") / "template.sqlite3")
 
 
 @pytest.fixture
 def server(template_db, tmp_path):
-    db = copy_database(template_db, tmp_path / "dados.sqlite3")
+    if POSTGRES:
+        db = postgres_database(f"dados_durability_{uuid.uuid4().hex[:8]}", template=template_db)
+    else:
+        db = copy_database(template_db, tmp_path / "dados.sqlite3")
     app = AppServer(db=db, log=tmp_path / "gunicorn.log")
     try:
         yield app
     finally:
         app.stop()
+        if POSTGRES:
+            drop_postgres_database(db)
 
 
-def query(db, sql, *params) -> list[tuple]:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
-
-
-def integrity(db) -> list[tuple]:
+def assert_intact(db):
+    """SQLite's check of the whole file (PostgreSQL has none built in)."""
+    if POSTGRES:
+        return
     conn = sqlite3.connect(db, timeout=30)
     try:
-        return conn.execute("PRAGMA integrity_check").fetchall()
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     finally:
         conn.close()
 
@@ -224,13 +237,18 @@ def run_writers(writers, stop: threading.Event, deadline_seconds: float):
     return started["at"], join
 
 
+def _items(items) -> list:
+    """A change's items: JSON text from SQLite, already decoded by psycopg."""
+    return json.loads(items) if isinstance(items, str) else items
+
+
 def change_log(db) -> dict:
     """{(seat, box): [(old, new, author), ...]} in commit order."""
     log = {}
     rows = query(db, "SELECT items, author_id, kind FROM scorecards_change ORDER BY id")
     for items, author, kind in rows:
         assert kind == "box"
-        for seat, box, old, new in json.loads(items):
+        for seat, box, old, new in _items(items):
             log.setdefault((seat, box), []).append((old, new, author))
     return log
 
@@ -249,7 +267,7 @@ def assert_log_is_consistent(db):
     torn = [
         pk
         for pk, items in query(db, "SELECT id, items FROM scorecards_change")
-        if len(json.loads(items)) != 1
+        if len(_items(items)) != 1
     ]
     assert torn == [], "changes without exactly one item"
     miscounted = query(
@@ -277,8 +295,8 @@ def report(label, writers, elapsed):
 
 
 def test_sixteen_writers_for_ten_seconds_lose_nothing(server):
-    """16 writers on one SQLite database for 10 s: no lock errors, every acknowledged write
-    in the database and in the change log, and nothing in the log that was not acknowledged."""
+    """16 writers on one database for 10 s: no lock errors, every acknowledged write in the
+    database and in the change log, and nothing in the log that was not acknowledged."""
     seeded = seed(server.db, writers=WRITERS, cards=CARDS)
     server.start()
     writers = writers_for(server, seeded)
@@ -304,11 +322,15 @@ def test_sixteen_writers_for_ten_seconds_lose_nothing(server):
             assert values[(w.seat, box)] == w.values[box], (w.username, box)
     assert sum(len(items) for items in log.values()) == sum(len(w.acked) for w in writers)
     assert_log_is_consistent(server.db)
-    assert integrity(server.db) == [("ok",)]
+    assert_intact(server.db)
 
 
 def test_sigkill_in_the_middle_of_a_write_load_loses_no_acknowledged_write(server):
-    """SIGKILL to gunicorn (master and workers) mid-load, then a restart on the same file."""
+    """SIGKILL to gunicorn (master and workers) mid-load, then a restart on the same database.
+
+    A write is answered only once its COMMIT has returned, and with SQLite's
+    synchronous=FULL (PostgreSQL's synchronous_commit=on) that COMMIT returns once the
+    write is on disk: every acknowledged write is there after the crash."""
     seeded = seed(server.db, writers=WRITERS, cards=CARDS)
     server.start()
     writers = writers_for(server, seeded)
@@ -336,7 +358,7 @@ def test_sigkill_in_the_middle_of_a_write_load_loses_no_acknowledged_write(serve
     server.start()
     for w in writers:
         w.browser.port = server.port
-    # The app opens the crashed file first, so its own connection recovers the WAL.
+    # The app opens the crashed database first: on SQLite its own connection recovers the WAL.
     assert writers[0].browser.get(f"/tarjetas/{writers[0].card}/").status == 200
     log, values = change_log(server.db), seat_values(server.db)
     saved_unanswered = 0
@@ -353,7 +375,7 @@ def test_sigkill_in_the_middle_of_a_write_load_loses_no_acknowledged_write(serve
             assert values[(w.seat, box)] == (logged[-1][1] if logged else None)
     print(f"[crash] {saved_unanswered} unanswered writes had been saved before the kill")
     assert_log_is_consistent(server.db)
-    assert integrity(server.db) == [("ok",)]
+    assert_intact(server.db)
 
     # The restarted server takes new writes from the sessions that were logged in before.
     for w in writers[:2]:
@@ -369,7 +391,7 @@ def test_sigkill_in_the_middle_of_a_write_load_loses_no_acknowledged_write(serve
         assert seat_values(server.db)[(w.seat, box)] == new
     server.stop()
     assert server_trouble(server) == []
-    assert integrity(server.db) == [("ok",)]
+    assert_intact(server.db)
 
 
 RACERS = 8
@@ -418,7 +440,7 @@ def test_racing_finalize_requests_give_exactly_one_success(server):
     for card in seeded["cards"]:
         [(finalized_at, version)] = query(
             server.db,
-            "SELECT finalized_at, version FROM scorecards_scorecard WHERE id = ?",
+            "SELECT finalized_at, version FROM scorecards_scorecard WHERE id = %s",
             card["id"],
         )
         assert finalized_at is not None
@@ -426,11 +448,11 @@ def test_racing_finalize_requests_give_exactly_one_success(server):
         assert (
             query(
                 server.db,
-                "SELECT total, place FROM scorecards_seat WHERE scorecard_id = ? ORDER BY id",
+                "SELECT total, place FROM scorecards_seat WHERE scorecard_id = %s ORDER BY id",
                 card["id"],
             )
             == [(total, 1)] * 3
         )
     server.stop()
     assert server_trouble(server) == []
-    assert integrity(server.db) == [("ok",)]
+    assert_intact(server.db)

@@ -259,7 +259,7 @@ def world(db):
     fill(w.cards["C"])
     w.cards["F"] = make_scorecard(olga, [ana, ben])  # finalized
     fill(w.cards["F"])
-    services.scorecard_finalize(scorecard_id=w.cards["F"].pk)
+    services.scorecard_finalize(scorecard_id=w.cards["F"].pk, author=w.cards["F"].organizer)
     w.cards["T"] = make_scorecard(actors["temporary"], [actors["temporary"], ana])
     for name in w.cards:
         w.cards[name] = Scorecard.objects.get(pk=w.cards[name].pk)

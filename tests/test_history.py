@@ -161,7 +161,7 @@ def write_sixes(card, player):
 def test_polling_stops_once_the_card_is_finalized(ana_client, ana, ben):
     card = make_scorecard(players=[ana, ben])
     fill(card)
-    services.scorecard_finalize(scorecard_id=card.pk)
+    services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
     response = live(ana_client, card, 0)
     assert response.status_code == 200
     assert "vivo/" not in response.text
@@ -209,7 +209,7 @@ def test_history_lists_my_games_newest_first_with_winners(ana_client, ana, ben):
 def test_a_shared_win_names_every_winner(ana_client, ana, ben):
     card = make_scorecard(players=[ana, ben])
     fill(card)
-    services.scorecard_finalize(scorecard_id=card.pk)
+    services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
     assert "Ganan: Ana y Ben" in ana_client.get(reverse("history")).text
 
 
@@ -274,7 +274,7 @@ def test_history_links_follow_a_rename_a_new_card_and_a_finalized_one(ana_client
     assert f'href="/tarjetas/{first.pk}/"' in text
     assert f'href="/tarjetas/{second.pk}/"' in text
     fill(first)
-    services.scorecard_finalize(scorecard_id=first.pk)
+    services.scorecard_finalize(scorecard_id=first.pk, author=first.organizer)
     text = ana_client.get(reverse("history")).text
     section = text[text.index("<h2>En juego</h2>") : text.index("Partidas finalizadas")]
     assert f'href="/tarjetas/{first.pk}/"' not in section
@@ -355,7 +355,7 @@ def test_the_game_page_shows_the_whole_card_and_a_log_summary(ana_client, ana, b
     )
     services.change_undo(scorecard_id=card.pk, author=card.organizer)
     fill(card)
-    services.scorecard_finalize(scorecard_id=card.pk)
+    services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
     response = ana_client.get(reverse("scorecard", args=[card.pk]))
     assert "Registro de cambios" in response.text
     assert (
@@ -392,7 +392,7 @@ def test_the_csv_has_one_row_per_game_and_opens_in_a_spreadsheet(ana_client, ana
 def test_the_json_of_a_game_has_every_box(ana_client, ana, ben):
     card = make_scorecard(players=[ana, ben])
     fill(card)
-    services.scorecard_finalize(scorecard_id=card.pk)
+    services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
     response = ana_client.get(reverse("scorecard_json", args=[card.pk]))
     assert response["Content-Type"] == "application/json"
     data = json.loads(response.content.decode("utf-8"))

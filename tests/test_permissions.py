@@ -123,7 +123,7 @@ def world():
     }
     finalized = make_scorecard(organizer, [player, other])
     fill(finalized)
-    services.scorecard_finalize(scorecard_id=finalized.pk)
+    services.scorecard_finalize(scorecard_id=finalized.pk, author=finalized.organizer)
     in_progress = make_scorecard(organizer, [player, other])
     seat = in_progress.seats.get(player=player)
     services.box_write(

@@ -112,7 +112,7 @@ def test_the_small_controls_are_still_44_px_tall(card_page):
     olga, ana = (get_user_model().objects.get(username=u) for u in ("olga", "ana"))
     finished = services.scorecard_create(organizer=olga, players=[ana])
     enter(finished, finished.seats.get(), olga, **full_card())
-    services.scorecard_finalize(scorecard_id=finished.pk)
+    services.scorecard_finalize(scorecard_id=finished.pk, author=finished.organizer)
     page.goto(f"/tarjetas/{finished.pk}/")
     summary = page.locator(".changes summary")
     assert summary.inner_text() == "Ver todos los cambios"

@@ -1,7 +1,10 @@
+import re
+
 import pytest
+from django.template.loader import render_to_string
 from django.urls import reverse
 
-from scorecards import services
+from scorecards import services, stats
 from tests.factories import UserFactory, fill, finalized_games, make_scorecard
 
 pytestmark = pytest.mark.django_db
@@ -13,10 +16,18 @@ def viewer(client):
     return client
 
 
+def finalize(card):
+    return services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
+
+
+def svgs(text):
+    return re.findall(r"<svg\b.*?</svg>", text, flags=re.S)
+
+
 def test_any_player_sees_another_players_statistics(viewer, ana, ben):
     card = make_scorecard(players=[ana, ben])
     fill(card)
-    services.scorecard_finalize(scorecard_id=card.pk)
+    finalize(card)
     response = viewer.get(reverse("player", args=[ana.pk]))
     assert response.status_code == 200
     text = response.text
@@ -30,6 +41,71 @@ def test_any_player_sees_another_players_statistics(viewer, ana, ben):
     assert 'role="img"' in text
     assert "Ver como tabla" in text
     assert ">Ben</a></th><td>1</td><td>0</td><td>0</td><td>1</td>" in text
+
+
+def test_the_player_page_draws_both_charts_as_named_images(viewer, ana, ben):
+    finalized_games([ana, ben], 3)
+    text = viewer.get(reverse("player", args=[ana.pk])).text
+    line, histogram = svgs(text)
+    for svg, prefix in ((line, "totals"), (histogram, "histogram")):
+        assert 'role="img"' in svg
+        assert f'aria-labelledby="{prefix}-title" aria-describedby="{prefix}-desc"' in svg
+        assert f'<desc id="{prefix}-desc">3 partidas' in svg
+    assert '<title id="totals-title">Totales de Ana en el tiempo</title>' in line
+    assert '<title id="histogram-title">Histograma de totales de Ana</title>' in histogram
+    assert line.count('class="chart-point"') == 3
+    assert 'class="chart-bar"' in histogram
+
+
+def test_the_charts_escape_names_and_use_no_inline_style_or_script(viewer, ben):
+    mallory = UserFactory(display_name='<b onclick="x()">Mal & Ory</b>')
+    finalized_games([mallory, ben], 2)
+    for svg in svgs(viewer.get(reverse("player", args=[mallory.pk])).text):
+        assert "&lt;b onclick=&quot;x()&quot;&gt;Mal &amp; Ory&lt;/b&gt;" in svg
+        assert "<b" not in svg
+        assert "style" not in svg.lower()
+        assert "<script" not in svg.lower()
+        assert "currentColor" in svg
+
+
+def test_chart_coordinates_keep_a_decimal_point_in_spanish(viewer, ana, ben):
+    finalized_games([ana, ben], 3)
+    line, histogram = svgs(viewer.get(reverse("player", args=[ana.pk])).text)
+    assert re.search(r'cx="\d+\.\d"', line)
+    assert re.search(r'height="\d+\.\d"', histogram)
+    assert not re.search(r'="\d+,\d', line + histogram)
+
+
+def test_the_player_template_follows_the_views_context(ana, ben):
+    finalized_games([ana, ben], 2)
+    over_time, buckets = stats.totals_over_time(ana), stats.histogram(ana)
+    context = {
+        "person": ana,
+        "summary": stats.player_summary(ana),
+        "rivals": stats.head_to_head(ana),
+        "over_time": over_time,
+        "buckets": buckets,
+        "line_chart": stats.line_chart(over_time),
+        "histogram_chart": stats.histogram_chart(buckets),
+    }
+    line, histogram = svgs(render_to_string("scorecards/player.html", context))
+    assert line.count('class="chart-point"') == 2
+    assert '<title id="histogram-title">Histograma de totales de Ana</title>' in histogram
+
+
+@pytest.mark.parametrize("template", ["line", "histogram"])
+def test_an_empty_chart_says_so(template):
+    svg = render_to_string(
+        f"scorecards/charts/{template}.html",
+        {"chart": stats.line_chart([]), "title": "Nada", "id_prefix": "empty"},
+    )
+    assert svg.startswith(
+        '<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 360 60"'
+    )
+    assert 'aria-labelledby="empty-title">' in svg
+    assert '<title id="empty-title">Nada</title>' in svg
+    assert "Sin partidas</text>" in svg
+    assert "<desc" not in svg
 
 
 def test_a_player_without_games_has_a_plain_page(viewer, ana):
@@ -78,25 +154,21 @@ def test_statistics_pages_cost_the_same_at_10_and_500_games(
     viewer, ana, ben, django_assert_num_queries, n
 ):
     finalized_games([ana, ben, UserFactory()], n)
-    # session, user, the player, stats version; not yet cached: summary,
-    # head-to-head (+ opponents), totals, histogram
-    with django_assert_num_queries(9):
+    # The session, its user, the player; the summary, head-to-head and its opponents,
+    # the totals over time and the histogram.
+    with django_assert_num_queries(8):
         assert viewer.get(reverse("player", args=[ana.pk])).status_code == 200
-    with django_assert_num_queries(4):  # cached: session, user, the player, version
-        assert viewer.get(reverse("player", args=[ana.pk])).status_code == 200
-    # session, user, version, the ranking
-    with django_assert_num_queries(4):
-        assert viewer.get(reverse("ranking")).status_code == 200
+    # The session, its user, the ranking.
     with django_assert_num_queries(3):
         assert viewer.get(reverse("ranking")).status_code == 200
 
 
-def test_cached_pages_change_when_a_game_is_finalized_or_a_player_renamed(viewer, ana, ben):
+def test_pages_change_when_a_game_is_finalized_or_a_player_renamed(viewer, ana, ben):
     finalized_games([ana, ben], 5)
     assert "<dt>Partidas</dt><dd>5</dd>" in viewer.get(reverse("player", args=[ana.pk])).text
     card = make_scorecard(players=[ana, ben])
     fill(card)
-    services.scorecard_finalize(scorecard_id=card.pk)
+    finalize(card)
     assert "<dt>Partidas</dt><dd>6</dd>" in viewer.get(reverse("player", args=[ana.pk])).text
     assert ">Ana</a>" in viewer.get(reverse("ranking")).text
     ana_client = type(viewer)()
@@ -105,7 +177,7 @@ def test_cached_pages_change_when_a_game_is_finalized_or_a_player_renamed(viewer
     assert ">Ana María</a>" in viewer.get(reverse("ranking")).text
 
 
-def test_cached_pages_follow_the_language(viewer, ana, ben):
+def test_pages_follow_the_language(viewer, ana, ben):
     finalized_games([ana, ben], 5)
     assert "Victorias" in viewer.get(reverse("player", args=[ana.pk])).text
     viewer.post("/idioma/", {"language": "en", "next": "/"})

@@ -53,7 +53,7 @@ def test_two_finalize_requests_racing_give_exactly_one_success(flushable_db):
     def finalize():
         try:
             barrier.wait()
-            services.scorecard_finalize(scorecard_id=card.pk)
+            services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
             outcomes.append("ok")
         except Refused as refused:
             outcomes.append(refused.status)

@@ -13,13 +13,13 @@ from hypothesis import strategies as st
 
 from scorecards import rules
 from scorecards.rules import (
-    LABELS,
     LOWER,
     UPPER,
     Category,
+    Problem,
     Totals,
     allowed_scores,
-    card_problems,
+    inconsistencies,
     joker_boxes,
     joker_score,
     positions,
@@ -93,25 +93,6 @@ def test_upper_and_lower_split_the_card_six_and_seven():
     assert len(LOWER) == 7
 
 
-def test_every_category_has_its_spanish_label():
-    assert [c.label for c in Category] == [
-        "Unos",
-        "Doses",
-        "Treses",
-        "Cuatros",
-        "Cincos",
-        "Seises",
-        "Trío",
-        "Póquer",
-        "Full",
-        "Escalera pequeña",
-        "Escalera grande",
-        "Yahtzee",
-        "Libre (Chance)",
-    ]
-    assert {c: c.label for c in Category} == LABELS
-
-
 def test_upper_boxes_know_their_face_and_lower_boxes_have_none():
     assert [c.face for c in UPPER] == [1, 2, 3, 4, 5, 6]
     assert all(c.face is None for c in LOWER)
@@ -120,34 +101,34 @@ def test_upper_boxes_know_their_face_and_lower_boxes_have_none():
 def test_public_names_are_exactly_the_documented_ones():
     assert set(rules.__all__) == {
         "Category",
-        "LABELS",
         "UPPER",
         "LOWER",
+        "DICE",
+        "FACES",
+        "UPPER_BONUS",
+        "UPPER_BONUS_THRESHOLD",
+        "YAHTZEE_SCORE",
+        "YAHTZEE_BONUS",
+        "MAX_YAHTZEE_BONUSES",
         "Totals",
         "score",
         "joker_score",
         "allowed_scores",
         "totals",
-        "card_problems",
         "inconsistencies",
         "Problem",
         "joker_boxes",
         "positions",
     }
+    assert all(hasattr(rules, name) for name in rules.__all__)
 
 
-def test_inconsistencies_give_the_same_reasons_as_data():
-    card = {Category.FIVES: 17, Category.YAHTZEE: 0}
-    assert rules.inconsistencies(card, 1) == [
-        rules.Problem("impossible_score", category=Category.FIVES, value=17),
-        rules.Problem("bonus_without_yahtzee", bonuses=1),
-        rules.Problem("bonuses_exceed_jokers", bonuses=1, capacity=0),
-    ]
-    assert len(rules.card_problems(card, 1)) == 3
-    assert rules.inconsistencies({}, 13)[-1] == rules.Problem(
-        "too_many_bonuses", bonuses=13, capacity=12
-    )
-    assert rules.inconsistencies({}, -1)[0].kind == "negative_bonuses"
+def test_the_game_constants_have_the_rulebook_values():
+    assert (rules.DICE, rules.FACES) == (5, 6)
+    assert (rules.UPPER_BONUS_THRESHOLD, rules.UPPER_BONUS) == (63, 35)
+    assert (rules.YAHTZEE_SCORE, rules.YAHTZEE_BONUS) == (50, 100)
+    # One bonus per box other than Yahtzee that could take the extra Yahtzee as a joker.
+    assert rules.MAX_YAHTZEE_BONUSES == 12 == len(Category) - 1
 
 
 # --- score -------------------------------------------------------------------------------
@@ -230,7 +211,7 @@ def test_unknown_category_is_rejected():
     ],
 )
 def test_anything_but_five_dice_from_1_to_6_is_rejected(dice):
-    with pytest.raises(ValueError, match="cinco dados"):
+    with pytest.raises(ValueError, match="5 dice from 1 to 6"):
         score(dice, Category.CHANCE)
 
 
@@ -252,7 +233,7 @@ def test_joker_score_gives_fixed_prizes_and_sums():
 
 @pytest.mark.parametrize("face", [0, 7, True, 2.0])
 def test_joker_score_rejects_a_bad_face(face):
-    with pytest.raises(ValueError, match="del 1 al 6"):
+    with pytest.raises(ValueError, match="1 to 6"):
         joker_score(face, Category.CHANCE)
 
 
@@ -291,8 +272,8 @@ THREE_OF_EACH = {c: 3 * c.face for c in UPPER}
 
 def test_exactly_63_in_the_upper_section_earns_the_35_bonus():
     result = totals(THREE_OF_EACH)
-    assert result.upper == 63
-    assert result.upper_bonus == 35
+    assert result.upper == 63 == rules.UPPER_BONUS_THRESHOLD
+    assert result.upper_bonus == 35 == rules.UPPER_BONUS
     assert result.total == 98
 
 
@@ -317,14 +298,14 @@ def test_missing_and_blank_boxes_count_as_zero():
 
 
 def test_totals_reject_a_negative_bonus_count():
-    with pytest.raises(ValueError, match="negativo"):
+    with pytest.raises(ValueError, match="negative"):
         totals({}, yahtzee_bonuses=-1)
 
 
 def test_totals_reject_unknown_boxes_and_non_integer_scores():
     with pytest.raises(ValueError, match="not a valid Category"):
         totals({"bonus": 35})
-    with pytest.raises(ValueError, match="entero"):
+    with pytest.raises(ValueError, match="an int"):
         totals({"chance": "20"})
 
 
@@ -429,7 +410,7 @@ def test_the_joker_does_not_apply_while_the_yahtzee_box_is_blank():
 
 @pytest.mark.parametrize("face", [0, 7])
 def test_joker_boxes_reject_a_face_outside_1_to_6(face):
-    with pytest.raises(ValueError, match="del 1 al 6"):
+    with pytest.raises(ValueError, match="1 to 6"):
         joker_boxes(face, {Category.YAHTZEE: 50})
 
 
@@ -444,7 +425,7 @@ def test_joker_boxes_follow_the_forced_order(face, card):
     assert joker_boxes(face, card) == expected_joker_boxes(face, card)
 
 
-# --- card_problems -----------------------------------------------------------------------
+# --- inconsistencies ---------------------------------------------------------------------
 
 GOOD_CARD = {
     "ones": 3,
@@ -464,63 +445,76 @@ GOOD_CARD = {
 
 
 def test_a_consistent_full_card_has_no_problems():
-    assert card_problems(GOOD_CARD) == []
+    assert inconsistencies(GOOD_CARD) == []
 
 
 def test_an_empty_card_has_no_problems():
-    assert card_problems({}) == []
+    assert inconsistencies({}) == []
 
 
 def test_an_impossible_value_is_reported_with_its_box():
-    assert card_problems({**GOOD_CARD, "fives": 17}) == ["Cincos: 17 no es una puntuación posible."]
+    assert inconsistencies({**GOOD_CARD, "fives": 17}) == [
+        Problem("impossible_score", category=Category.FIVES, value=17)
+    ]
 
 
 def test_a_scratched_chance_is_reported():
-    assert card_problems({Category.CHANCE: 0}) == [
-        "Libre (Chance): 0 no es una puntuación posible."
+    assert inconsistencies({Category.CHANCE: 0}) == [
+        Problem("impossible_score", category=Category.CHANCE, value=0)
     ]
 
 
 @pytest.mark.parametrize("yahtzee", [0, None])
 def test_a_bonus_needs_50_in_the_yahtzee_box(yahtzee):
-    problems = card_problems({**GOOD_CARD, "yahtzee": yahtzee}, yahtzee_bonuses=1)
-    assert any("Yahtzee" in p and "50" in p for p in problems)
+    problems = inconsistencies({**GOOD_CARD, "yahtzee": yahtzee}, yahtzee_bonuses=1)
+    assert Problem("bonus_without_yahtzee", bonuses=1) in problems
 
 
 def test_a_scratched_yahtzee_never_earns_a_bonus():
     card = {**GOOD_CARD, "yahtzee": 0, "fours": 20}
-    assert card_problems(card, yahtzee_bonuses=0) == []
-    assert card_problems(card, yahtzee_bonuses=1) != []
+    assert inconsistencies(card, yahtzee_bonuses=0) == []
+    assert inconsistencies(card, yahtzee_bonuses=1) == [Problem("bonus_without_yahtzee", bonuses=1)]
 
 
 def test_more_bonuses_than_boxes_that_could_hold_a_joker_is_a_problem():
-    # Only Full (25) and Escalera pequeña (30) could hold a joker in this card.
+    # Only Full (25) and the small straight (30) could hold a joker in this card.
     card = {"yahtzee": 50, "full_house": 25, "small_straight": 30, "chance": 23}
-    assert card_problems(card, yahtzee_bonuses=2) == []
-    assert card_problems(card, yahtzee_bonuses=3) == [
-        "Hay 3 bonos de Yahtzee, pero solo 2 casillas anotadas admiten un comodín."
+    assert inconsistencies(card, yahtzee_bonuses=2) == []
+    assert inconsistencies(card, yahtzee_bonuses=3) == [
+        Problem("bonuses_exceed_jokers", bonuses=3, capacity=2)
     ]
 
 
 def test_an_upper_zero_counts_as_a_box_that_could_hold_a_joker():
-    assert card_problems({"yahtzee": 50, "ones": 0}, yahtzee_bonuses=1) == []
+    assert inconsistencies({"yahtzee": 50, "ones": 0}, yahtzee_bonuses=1) == []
 
 
 def test_a_bonus_with_no_box_to_hold_it_is_a_problem():
-    assert card_problems({"yahtzee": 50}, yahtzee_bonuses=1) == [
-        "Hay 1 bono de Yahtzee, pero ninguna casilla anotada admite un comodín."
+    assert inconsistencies({"yahtzee": 50}, yahtzee_bonuses=1) == [
+        Problem("bonuses_exceed_jokers", bonuses=1, capacity=0)
     ]
 
 
 def test_thirteen_bonuses_is_a_problem():
     card = {c: joker_score(6, c) for c in Category}
-    assert card_problems(card, yahtzee_bonuses=12) == []
-    assert card_problems(card, yahtzee_bonuses=13) != []
+    assert inconsistencies(card, yahtzee_bonuses=12) == []
+    assert inconsistencies(card, yahtzee_bonuses=13) == [
+        Problem("too_many_bonuses", bonuses=13, capacity=rules.MAX_YAHTZEE_BONUSES)
+    ]
 
 
 def test_a_negative_bonus_count_is_a_problem():
-    assert card_problems(GOOD_CARD, yahtzee_bonuses=-1) == [
-        "El número de bonos de Yahtzee no puede ser negativo."
+    assert inconsistencies(GOOD_CARD, yahtzee_bonuses=-1) == [
+        Problem("negative_bonuses", bonuses=-1)
+    ]
+
+
+def test_every_problem_of_a_card_is_reported_in_card_order():
+    card = {Category.FIVES: 17, Category.YAHTZEE: 0}
+    assert inconsistencies(card, 1) == [
+        Problem("impossible_score", category=Category.FIVES, value=17),
+        Problem("bonus_without_yahtzee", bonuses=1),
+        Problem("bonuses_exceed_jokers", bonuses=1, capacity=0),
     ]
 
 
@@ -550,7 +544,7 @@ def played_cards(draw):
 @given(played_cards())
 def test_any_legally_played_card_has_no_problems(played):
     card, bonuses = played
-    assert card_problems(card, bonuses) == []
+    assert inconsistencies(card, bonuses) == []
     assert totals(card, bonuses).yahtzee_bonus == 100 * bonuses
 
 
@@ -585,3 +579,26 @@ def test_rules_import_only_the_standard_library():
             imported.add(node.module.split(".")[0])
     assert imported
     assert imported <= sys.stdlib_module_names
+
+
+def test_rules_hold_no_ui_wording():
+    """Words a player reads live in scorecards.labels: outside docstrings, the rules'
+    strings are plain ASCII (English error messages for programming mistakes)."""
+    tree = ast.parse((PROJECT_ROOT / "scorecards" / "rules.py").read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    strings = [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+    ]
+    assert strings
+    assert [s for s in strings if not s.isascii()] == []

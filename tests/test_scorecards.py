@@ -234,7 +234,7 @@ def test_an_old_token_for_another_game_makes_a_new_card(org_client, organizer, a
     players = [ana.pk, ben.pk]
     if then == "finalized":
         fill(first)
-        services.scorecard_finalize(scorecard_id=first.pk)
+        services.scorecard_finalize(scorecard_id=first.pk, author=first.organizer)
     elif then == "other players":
         players = [ana.pk]
     else:
@@ -539,7 +539,7 @@ def test_what_the_one_statement_does_not_write_is_left_to_the_two_step_path(
         was = "2"
     elif case == "finalized":
         fill(card)
-        services.scorecard_finalize(scorecard_id=card.pk)
+        services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
         was = str(seat_of(card, ana).ones)
     elif case == "not allowed":
         value = "7"
@@ -766,15 +766,15 @@ def test_an_inconsistent_card_cannot_be_finalized(org_client, card, ana):
 
 def test_two_finalize_requests_give_one_success(card):
     fill(card)
-    services.scorecard_finalize(scorecard_id=card.pk)
+    services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
     with pytest.raises(Refused) as refused:
-        services.scorecard_finalize(scorecard_id=card.pk)
+        services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
     assert refused.value.status == 409
 
 
 def test_the_model_refuses_to_change_a_finalized_seat(card, ana):
     fill(card)
-    services.scorecard_finalize(scorecard_id=card.pk)
+    services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
     seat = seat_of(card, ana)
     seat.ones = 0
     with pytest.raises(FinalizedError):
@@ -799,7 +799,7 @@ def test_the_model_refuses_to_change_a_finalized_seat(card, ana):
 def test_the_database_refuses_to_change_a_finalized_card(org_client, card, ana, sql):
     write(org_client, card, seat_of(card, ana), "ones", "3")
     fill(card)
-    services.scorecard_finalize(scorecard_id=card.pk)
+    services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
     with pytest.raises(IntegrityError), transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(sql)
     assert seat_of(card, ana).ones == 3
@@ -820,7 +820,7 @@ def test_a_player_with_games_cannot_be_deleted(card, ana):
 
 def test_the_game_appears_in_every_players_history(client, card, ana, ben):
     fill(card)
-    services.scorecard_finalize(scorecard_id=card.pk)
+    services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
     for player in (ana, ben):
         client.force_login(player)
         response = client.get(reverse("history"))
@@ -845,7 +845,7 @@ def test_a_card_with_an_undone_change_can_be_discarded(org_client, card, ana):
 
 def test_a_finalized_card_cannot_be_discarded(org_client, card):
     fill(card)
-    services.scorecard_finalize(scorecard_id=card.pk)
+    services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
     response = org_client.post(reverse("discard", args=[card.pk]), headers={"HX-Request": "true"})
     assert response.status_code == 409
     assert Scorecard.objects.filter(pk=card.pk).exists()

@@ -1,12 +1,16 @@
+import gzip
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ImproperlyConfigured
-from django.http import HttpResponse
+from django.db import connection, transaction
+from django.urls import reverse
 
 from dados.settings import database_from_url, envbool, envint, envlist
 
@@ -47,10 +51,10 @@ def test_envlist_splits_on_commas(monkeypatch):
 
 def test_sqlite_url_is_relative_to_the_project():
     db = database_from_url("sqlite:///db.sqlite3", BASE)
-    assert db["ENGINE"] == "dados.sqlite"
+    assert db["ENGINE"] == "django.db.backends.sqlite3"
     assert db["NAME"] == BASE / "db.sqlite3"
     assert db["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
-    assert "journal_mode=WAL" in db["OPTIONS"]["init_command"]
+    assert db["OPTIONS"]["init_command"] == "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
     assert db["OPTIONS"]["timeout"] >= 5
 
 
@@ -62,7 +66,7 @@ def test_sqlite_url_may_be_absolute():
 
 def test_postgres_url_is_parsed():
     db = database_from_url("postgres://dados:s%40cret@db.local:5433/dados?sslmode=require", BASE)
-    assert db["ENGINE"] == "dados.postgresql"
+    assert db["ENGINE"] == "django.db.backends.postgresql"
     assert (db["NAME"], db["USER"], db["PASSWORD"], db["HOST"], db["PORT"]) == (
         "dados",
         "dados",
@@ -70,7 +74,7 @@ def test_postgres_url_is_parsed():
         "db.local",
         "5433",
     )
-    assert db["OPTIONS"] == {"sslmode": "require"}
+    assert db["OPTIONS"] == {"sslmode": "require"}  # psycopg as shipped: no pool
 
 
 @pytest.mark.parametrize(
@@ -82,31 +86,41 @@ def test_bad_database_urls_fail_loudly(url):
         database_from_url(url, BASE)
 
 
-def test_a_sqlite_connection_runs_in_wal_mode_with_immediate_transactions(
-    tmp_path, django_db_blocker
-):
-    from dados.sqlite.base import DatabaseWrapper
-
-    config = database_from_url(f"sqlite:///{tmp_path}/x.sqlite3", BASE)
-    config.update(
-        {"ATOMIC_REQUESTS": False, "AUTOCOMMIT": True, "CONN_MAX_AGE": 0, "TIME_ZONE": None}
-    )
-    config.update({"CONN_HEALTH_CHECKS": False, "USER": "", "PASSWORD": "", "HOST": "", "PORT": ""})
-    wrapper = DatabaseWrapper(config)
-    with django_db_blocker.unblock():
-        _check_wal(wrapper)
+def test_the_database_is_djangos_own_engine():
+    assert settings.DATABASES["default"]["ENGINE"] in {
+        "django.db.backends.sqlite3",
+        "django.db.backends.postgresql",
+    }
 
 
-def _check_wal(wrapper):
+sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's PRAGMAs")
+
+
+@sqlite_only
+def test_a_sqlite_connection_runs_in_wal_mode_and_syncs_every_commit(db):
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA journal_mode")
+        assert cursor.fetchone()[0] == "wal"
+        cursor.execute("PRAGMA synchronous")
+        assert cursor.fetchone()[0] == 2  # FULL
+        cursor.execute("PRAGMA busy_timeout")
+        assert cursor.fetchone()[0] == 20_000
+
+
+@sqlite_only
+def test_a_sqlite_transaction_takes_the_write_lock_when_it_begins(transactional_db):
+    """BEGIN IMMEDIATE: a read-then-write transaction holds the lock from its first read,
+    so a second writer waits its turn rather than failing halfway."""
+    other = sqlite3.connect(connection.settings_dict["NAME"], timeout=0)
     try:
-        with wrapper.cursor() as cursor:
-            cursor.execute("PRAGMA journal_mode")
-            assert cursor.fetchone()[0] == "wal"
-            cursor.execute("PRAGMA busy_timeout")
-            assert cursor.fetchone()[0] == 20_000
-        assert wrapper.transaction_mode == "IMMEDIATE"
+        with transaction.atomic():
+            get_user_model().objects.exists()
+            with pytest.raises(sqlite3.OperationalError, match="locked"):
+                other.execute("BEGIN IMMEDIATE")
+        other.execute("BEGIN IMMEDIATE")  # free again once the first one commits
+        other.rollback()
     finally:
-        wrapper.close()
+        other.close()
 
 
 def test_it_speaks_spanish_in_madrid():
@@ -143,35 +157,12 @@ def test_debug_may_run_without_a_secret_key():
     assert _import_settings(DEBUG="true").returncode == 0
 
 
-def test_nothing_that_may_write_runs_outside_the_sync_before_the_answer():
-    """Every commit of a request is on disk before its answer leaves, so nothing that
-    writes may come before SyncedBeforeAnswerMiddleware: only middleware that never
-    touches the database (headers, static files, the HTTPS redirect), so the error page
-    of a failed sync gets the headers too."""
-    sync = settings.MIDDLEWARE.index("dados.middleware.SyncedBeforeAnswerMiddleware")
-    assert settings.MIDDLEWARE[:sync] == [
-        "django.middleware.security.SecurityMiddleware",
-        "whitenoise.middleware.WhiteNoiseMiddleware",
-        "django.middleware.clickjacking.XFrameOptionsMiddleware",
-        "django.middleware.csp.ContentSecurityPolicyMiddleware",
-    ]
-
-
-@pytest.mark.parametrize(
-    ("headers", "htmx"),
-    [({"HX-Request": "true"}, True), ({"HX-Request": "false"}, False), ({}, False)],
-)
-def test_request_htmx_tells_an_htmx_request_without_building_request_headers(rf, headers, htmx):
-    from dados.middleware import HtmxMiddleware
-
-    seen = {}
-
-    def view(request):
-        seen["htmx"] = bool(request.htmx)
-        seen["headers built"] = "headers" in request.__dict__  # a cached_property
-        seen["target"] = request.htmx.target
-        return HttpResponse("ok")
-
-    request = rf.post("/", headers={**headers, "HX-Target": "sheet"})
-    HtmxMiddleware(view)(request)
-    assert seen == {"htmx": htmx, "headers built": False, "target": "sheet"}
+def test_html_is_compressed_for_a_client_that_accepts_gzip(client, db):
+    plain = client.get(reverse("login"))
+    assert "Content-Encoding" not in plain
+    response = client.get(reverse("login"), headers={"Accept-Encoding": "gzip"})
+    assert response["Content-Encoding"] == "gzip"
+    assert "Accept-Encoding" in response["Vary"]
+    page = gzip.decompress(response.content).decode()
+    assert '<html lang="es">' in page
+    assert len(response.content) < len(plain.content) / 2

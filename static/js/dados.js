@@ -2,21 +2,34 @@
 (function () {
   "use strict";
   var opener = null;
-  var fromPicker = false;
-  var userSwap = false;
 
   function dialog() { return document.getElementById("picker-dialog"); }
+
+  // Writes on their way: while there is one, the page does not poll, so a live refresh
+  // never lands between a write and its answer.
+  var writing = 0;
+
+  function isPoll(elt) { return !!(elt && elt.classList && elt.classList.contains("poll")); }
 
   document.addEventListener("htmx:beforeRequest", function (event) {
     var config = event.detail.requestConfig;
     var source = config ? config.elt : null;
-    if (!source || source.classList.contains("poll")) return;
+    if (isPoll(source)) {
+      if (writing > 0) event.preventDefault();
+      return;
+    }
+    if (!source) return;
     if (source.getAttribute("hx-target") === "#picker" && !source.closest("#picker")) {
       opener = source;
     }
-    fromPicker = !!source.closest("#picker-dialog");
-    userSwap = source.getAttribute("hx-target") === "#sheet";
+    if (config.verb === "post") writing += 1;
     hideError();
+  });
+
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var config = event.detail.requestConfig;
+    if (!config || isPoll(config.elt) || config.verb !== "post") return;
+    writing = Math.max(0, writing - 1);
   });
 
   document.addEventListener("htmx:afterSwap", function (event) {
@@ -30,35 +43,31 @@
     }
   });
 
-  // A write's answer patches the page with only what changed, made for the version the
-  // page showed when it wrote. If a live refresh got there first, the page already shows
-  // this write (or later ones), and the patch would put an older state back: drop it.
-  // (beforeOnLoad rather than beforeSwap: it fires on the form, still in the page, while
-  // beforeSwap fires on the old #sheet, which the refresh took out of the page.)
+  // Every answer about the card says which version it is for: a patch the version it
+  // was made from (X-Dados-Base), a whole sheet its own (X-Dados-Version). An answer the
+  // page has already moved past (a live refresh or another answer got there first)
+  // would put an older state back: drop it. (beforeOnLoad rather than beforeSwap: it
+  // fires on the element that asked, still in the page.)
   document.addEventListener("htmx:beforeOnLoad", function (event) {
     var xhr = event.detail.xhr;
-    var base = xhr ? xhr.getResponseHeader("X-Dados-Base") : null;
-    if (base === null) return;
+    if (!xhr) return;
     var shown = document.getElementById("sheet-version");
-    if (shown && shown.value === base) return;
+    if (!shown) return;
+    var base = xhr.getResponseHeader("X-Dados-Base");
+    var version = xhr.getResponseHeader("X-Dados-Version");
+    var stale = (base !== null && shown.value !== base) ||
+      (version !== null && isPoll(event.detail.elt) && Number(version) < Number(shown.value));
+    if (!stale) return;
     event.preventDefault();
-    userSwap = false;
-    var d = dialog();
-    if (d && d.open) d.close();
+    closePickerAfter(event.detail.elt);
   });
 
-  document.addEventListener("htmx:afterSettle", function (event) {
+  // A write from the picker has been answered: close it (a refusal shows its message at
+  // the top of the card, which must not stay behind the dialog).
+  document.addEventListener("htmx:afterOnLoad", function (event) {
+    closePickerAfter(event.detail.elt);
     var target = event.detail.target;
-    var config = event.detail.requestConfig;
-    var source = config ? config.elt : null;
-    // A live poll refreshes the card under an open picker, even while the picker's write
-    // is on its way; only the picker's own answer closes it.
-    if (source && source.classList && source.classList.contains("poll")) return;
-    if (!target || target.id !== "sheet" || !userSwap) return;
-    userSwap = false;
-    var d = dialog();
-    if (fromPicker && d && d.open) d.close();
-    // A refused write says why at the top of the card: bring it into view.
+    if (!target || target.id !== "sheet" || isPoll(event.detail.elt)) return;
     var alert = document.querySelector("#sheet-alert > .alert-error");
     if (alert) {
       alert.setAttribute("tabindex", "-1");
@@ -66,6 +75,11 @@
       alert.scrollIntoView({block: "center"});
     }
   });
+
+  function closePickerAfter(elt) {
+    var d = dialog();
+    if (elt && elt.tagName === "FORM" && elt.closest("#picker-dialog") && d && d.open) d.close();
+  }
 
   document.addEventListener("close", function (event) {
     if (event.target.id !== "picker-dialog") return;
@@ -100,8 +114,6 @@
     var box = document.getElementById("net-error");
     if (box) box.hidden = true;
   }
-
-  function isPoll(elt) { return !!(elt && elt.classList && elt.classList.contains("poll")); }
 
   document.addEventListener("htmx:sendError", function (event) {
     showError(isPoll(event.detail.elt) ? "offline-poll" : "offline");
