@@ -67,11 +67,12 @@ test: $(STAMP) $(MO) lint chromium node_modules/.installed-stamp
 	$(TEST_ENV) $(BIN)/pytest
 	$(TEST_ENV) $(BIN)/python scripts/with_postgres.py -- $(BIN)/pytest -p no:cacheprovider
 
-# Load test (issue 7): 10,000 games, gunicorn with production settings, wrk; SQLite then
-# PostgreSQL. Fails when a latency budget is missed. BENCH_ARGS=--write-results updates
-# bench/RESULTS.md.
+# Club-night load test (bench/run.py): N tables of 6 phones against gunicorn with production
+# settings, SQLite then PostgreSQL; fails when N=50 misses p95 <= 100 ms or any request fails.
+# Quick look: BENCH_ARGS="--db sqlite --tables 10 --runs 1 --duration 10"; --write-results
+# updates bench/RESULTS.md.
 BENCH_ARGS ?=
-bench: $(STAMP) $(MO)
+bench: $(STAMP) $(MO) chromium
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 clean:

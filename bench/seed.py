@@ -12,6 +12,7 @@ through the app.
 """
 
 import argparse
+import json
 import random
 import sys
 import time
@@ -144,19 +145,66 @@ def seed(*, players=100, games=10_000) -> None:
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")
     connection.close()
-    print(f"  seed: {players} players, {games} games, {len(seats)} seats in "
-          f"{time.monotonic() - began:.1f} s", flush=True)  # fmt: skip
+    print(
+        f"  seed: {players} players, {games} games, {len(seats)} seats in "
+        f"{time.monotonic() - began:.1f} s",
+        flush=True,
+    )
+
+
+def tables(n: int, floors: int) -> dict:
+    """Six players for each of n tables (the first organizes), round the seeded players,
+    and a logged-in session for every seat (a phone at a table has logged in long before):
+    a log-in is not part of a club night's load, and it is slow on purpose."""
+    from importlib import import_module
+
+    from django.conf import settings
+    from django.contrib.auth import (
+        BACKEND_SESSION_KEY,
+        HASH_SESSION_KEY,
+        SESSION_KEY,
+        get_user_model,
+    )
+    from django.db import transaction
+
+    backend = next(b for b in settings.AUTHENTICATION_BACKENDS if "axes" not in b)
+    store = import_module(settings.SESSION_ENGINE).SessionStore
+    users = list(get_user_model().objects.order_by("pk"))
+
+    def session(user) -> str:
+        s = store()
+        s[SESSION_KEY] = user._meta.pk.value_to_string(user)
+        s[BACKEND_SESSION_KEY] = backend
+        s[HASH_SESSION_KEY] = user.get_session_auth_hash()
+        s.create()
+        return s.session_key
+
+    with transaction.atomic():
+        seated = [[users[(6 * t + k) % len(users)] for k in range(6)] for t in range(n)]
+        return {
+            "session_cookie": settings.SESSION_COOKIE_NAME,
+            "tables": [
+                {"users": [u.pk for u in table], "sessions": [session(u) for u in table]}
+                for table in seated
+            ],
+            "floor_sessions": [session(users[-1 - i]) for i in range(floors)],
+        }
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int, default=100)
     parser.add_argument("--games", type=int, default=10_000)
+    parser.add_argument("--tables", type=int, help="print the tables' sessions (JSON)")
+    parser.add_argument("--floors", type=int, default=2)
     args = parser.parse_args(argv)
     import django
 
     django.setup()
-    seed(players=args.players, games=args.games)
+    if args.tables is not None:
+        print(json.dumps(tables(args.tables, args.floors)))
+    else:
+        seed(players=args.players, games=args.games)
     return 0
 
 

@@ -196,17 +196,9 @@ def _box_values(box, value, was) -> tuple[int | None, int | None]:
 
 def joker_write(*, scorecard_id, seat_id, face, box, author) -> Scorecard:
     """An extra five of a kind: the joker box and, with 50 in Yahtzee, the +100 bonus."""
-    # One plain digit from 1 to 6: int() would also take "٣" or " 3".
-    text = "" if face is None else str(face)
-    try:
-        category = Category(box)
-    except (TypeError, ValueError):
-        raise Refused(_("Elige la cara de los dados y una casilla.")) from None
-    if not (len(text) == 1 and text in "123456"):
-        raise Refused(_("Elige la cara de los dados y una casilla."))
-    face = int(text)
     with transaction.atomic():
         scorecard = editable(scorecard_id, author)
+        face, category = _joker_roll(face, box)
         seat = _seat(scorecard, seat_id)
         if seat.yahtzee is None:
             raise Refused(
@@ -233,15 +225,28 @@ def joker_write(*, scorecard_id, seat_id, face, box, author) -> Scorecard:
     return scorecard
 
 
+def _joker_roll(face, box) -> tuple[int, Category]:
+    """The face and box an extra Yahtzee form sent, or Refused."""
+    # One plain digit from 1 to 6: int() would also take "٣" or " 3".
+    text = "" if face is None else str(face)
+    try:
+        category = Category(box)
+    except (TypeError, ValueError):
+        raise Refused(_("Elige la cara de los dados y una casilla.")) from None
+    if not (len(text) == 1 and text in "123456"):
+        raise Refused(_("Elige la cara de los dados y una casilla."))
+    return int(text), category
+
+
 def change_undo(*, scorecard_id, author, version=None) -> Scorecard:
     """Undo the latest change not yet undone, restoring every value it wrote.
 
     version is the card version the person saw: if the card changed since (another
     device wrote, or this is a replayed request), nothing is undone.
     """
-    seen = parse_value(version)
     with transaction.atomic():
         scorecard = editable(scorecard_id, author)
+        seen = parse_value(version)
         if seen is not None and seen != scorecard.version:
             raise Refused(
                 _("La tarjeta ha cambiado desde que la viste: revisa antes de deshacer."),

@@ -52,8 +52,12 @@ def _logged(changes, seats) -> list[Change]:
     changes = list(changes)
     for change in changes:
         change.lines = [
-            {"player": players.get(seat_id, ""), "box": box_label(box), "old": _said(old),
-             "new": _said(new)}
+            {
+                "player": players.get(seat_id, ""),
+                "box": box_label(box),
+                "old": _said(old),
+                "new": _said(new),
+            }
             for seat_id, box, old, new in change.items
         ]
     return changes
@@ -347,15 +351,16 @@ def scorecard_create(request):
     return redirect("scorecard", pk=scorecard.pk)  # to htmx, a whole-page one (dados.middleware)
 
 
-@login_required
 @require_GET
+@login_required
 def scorecard_live(request, pk):
-    """Live card poll: 204 while the page shows the card's version, else what changed."""
+    """Live card poll, with the version the page shows: 204 while the card is still at
+    it, else what changed since."""
     cards = Scorecard.objects.for_user(request.user).filter(pk=pk)
     version = cards.values_list("version", flat=True).first()
     if version is None:
         raise Http404
-    since = _version(request.GET.get("v"))
+    since = _version(request.GET.get("version"))
     if since == version:
         return HttpResponse(status=204)
     scorecard = _card(request, pk)
@@ -559,7 +564,8 @@ def _log_summary(changes) -> str:
 def _in_progress(user, limit) -> tuple[list[Scorecard], bool]:
     """The newest cards in progress that user organizes or plays in, each with its
     players' names as `names`; and whether there are more."""
-    cards = list(Scorecard.objects.involving(user).in_progress().with_seats()[: limit + 1])
+    cards = Scorecard.objects.involving(user).in_progress().order_by("-created_at", "-pk")
+    cards = list(cards.with_seats()[: limit + 1])
     for card in cards:
         card.names = names_list([seat.player.name for seat in card.seats.all()])
     return cards[:limit], len(cards) > limit
@@ -632,7 +638,9 @@ def history_csv(request):
             [
                 timezone.localtime(card.finalized_at).strftime("%Y-%m-%d %H:%M"),
                 card.mode,
-                _spreadsheet_safe(", ".join(f"{s.player.name} ({s.total})" for s in card.seats.all())),
+                _spreadsheet_safe(
+                    ", ".join(f"{s.player.name} ({s.total})" for s in card.seats.all())
+                ),
                 seat.total,
                 seat.place,
                 _spreadsheet_safe(", ".join(p.name for p in _winners(card))),

@@ -65,7 +65,7 @@ def test_home_lists_my_cards_in_progress_to_follow_live(ana_client, ana, ben):
     playing = make_scorecard(UserFactory(display_name="Olga"), [ana, ben])
     finished = make_scorecard(players=[ana, ben])
     fill(finished)
-    services.scorecard_finalize(scorecard_id=finished.pk)
+    services.scorecard_finalize(scorecard_id=finished.pk, author=finished.organizer)
     others = make_scorecard(players=[ben, UserFactory(display_name="Carla")])
     response = ana_client.get(reverse("home"))
     assert "En juego" in response.text

@@ -353,7 +353,7 @@ def test_a_scorecard_shows_its_change_log_in_words(staff_client, ana, ben):
 def test_a_finalized_scorecard_is_read_only_and_cannot_be_deleted(staff_client, ana):
     card = make_scorecard(players=[ana])
     fill(card)
-    services.scorecard_finalize(scorecard_id=card.pk)
+    services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
     change = reverse("admin:scorecards_scorecard_change", args=[card.pk])
     page = staff_client.get(change)
     assert page.status_code == 200

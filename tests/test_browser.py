@@ -4,6 +4,7 @@ import re
 
 import pytest
 
+from scorecards.labels import box_name
 from scorecards.models import Scorecard
 from scorecards.rules import Category
 from tests.browsing import log_in
@@ -11,7 +12,7 @@ from tests.factories import PASSWORD, UserFactory, make_scorecard
 
 pytestmark = pytest.mark.browser
 
-BOXES = [category.label for category in Category]
+BOXES = [box_name(category) for category in Category]  # the Spanish page
 
 
 @pytest.fixture
@@ -190,8 +191,8 @@ def test_the_page_patched_by_writes_is_the_card_a_reload_shows(phone):
     assert page.errors == []
 
 
-def test_a_write_answer_that_arrives_after_a_live_refresh_is_dropped(phone):
-    """The poll may bring the card past a write before the write's own answer arrives."""
+def test_the_organizers_page_does_not_poll_while_a_write_is_on_its_way(phone):
+    """A live refresh never lands between a write and its answer."""
     from scorecards.services import scorecard_create
 
     page = phone
@@ -203,6 +204,10 @@ def test_a_write_answer_that_arrives_after_a_live_refresh_is_dropped(phone):
 
     page.locator('a.cell[aria-label^="Doses — Ana:"]').click()
     page.locator("#picker-dialog[open]").wait_for()
+    polls = []
+    page.on(
+        "request", lambda request: polls.append(request.url) if "/vivo/" in request.url else None
+    )
     held = []
     page.route("**/casilla/**", lambda route: held.append(route))  # hold the write
     page.locator('#picker button[name="value"][value="6"]').click()
@@ -210,18 +215,48 @@ def test_a_write_answer_that_arrives_after_a_live_refresh_is_dropped(phone):
         if held:
             break
         page.wait_for_timeout(50)
-    answer = held[0].fetch()  # the write reaches the server and commits now
-    assert answer.headers["x-dados-base"] == "1"
-    # The live poll brings the new version before the write's answer gets back.
-    page.locator('#sheet-version[value="2"]').wait_for(state="attached", timeout=8000)
-    assert page.locator("#picker-dialog[open]").count() == 1  # the refresh left it open
-    held[0].fulfill(response=answer)
+    page.wait_for_timeout(4000)  # longer than the poll's 3 s
+    assert polls == []
+    held[0].fulfill(response=held[0].fetch())
     page.locator("#picker-dialog[open]").wait_for(state="detached")
+    assert page.locator('#sheet-version[value="2"]').count() == 1
+    page.wait_for_timeout(3500)
+    assert polls  # polling goes on once the write is answered
     patched = page.evaluate(SHEET_STATE)
-    assert len(patched["recent"]) == 2  # not three: the answer's entry was not added again
     page.unroute("**/casilla/**")
     page.reload()
     assert page.evaluate(SHEET_STATE) == patched
+    assert page.errors == []
+
+
+def test_a_poll_answer_that_arrives_after_a_write_is_dropped(phone):
+    """A poll sent before a write, answered after it, would put the older card back."""
+    from scorecards.services import scorecard_create
+
+    page = phone
+    organizer = UserFactory(username="olga", display_name="Olga")
+    card = scorecard_create(organizer=organizer, players=[UserFactory(display_name="Ana")])
+    log_in(page, "olga")
+    page.goto(f"/tarjetas/{card.pk}/")
+    enter(page, "Unos", "Ana", 3)
+    held = []
+    page.route("**/vivo/**", lambda route: held.append(route))  # hold the next poll
+    for _ in range(100):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    enter(page, "Doses", "Ana", 6)
+    page.locator('#sheet-version[value="2"]').wait_for(state="attached")
+    answer = held[0].fetch()  # made now, for the version the page had when it asked
+    assert answer.headers["x-dados-base"] == "1"
+    written = page.evaluate(SHEET_STATE)
+    held[0].fulfill(response=answer)
+    page.wait_for_timeout(300)
+    assert page.evaluate(SHEET_STATE) == written
+    assert len(written["recent"]) == 2  # not three: the poll's entry was not added again
+    page.unroute("**/vivo/**")
+    page.reload()
+    assert page.evaluate(SHEET_STATE) == written
     assert page.errors == []
 
 

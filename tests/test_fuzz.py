@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from accounts.models import fold
 from scorecards import rules, services
-from scorecards.models import BONUS, MAX_BONUSES, Change, Scorecard, Seat
+from scorecards.models import BONUS, Change, Scorecard, Seat
 from scorecards.rules import Category
 from tests.factories import UserFactory, fill, make_scorecard
 
@@ -252,7 +252,9 @@ def world(db):
     services.box_write(
         scorecard_id=a.pk, seat_id=seat[ben.pk].pk, box="fours", value="8", was="", author=olga
     )
-    Seat.objects.filter(pk=seat[dan.pk].pk).update(yahtzee=50, yahtzee_bonuses=MAX_BONUSES)
+    Seat.objects.filter(pk=seat[dan.pk].pk).update(
+        yahtzee=50, yahtzee_bonuses=rules.MAX_YAHTZEE_BONUSES
+    )
     w.cards["B"] = make_scorecard(ana, [ana, ben])  # Olga is a stranger here
     w.cards["B"].seats.filter(player=ben).update(yahtzee=50, yahtzee_bonuses=3, sixes=24)
     w.cards["C"] = make_scorecard(olga, [ben])  # complete, ready to finalize
@@ -576,7 +578,7 @@ def joker_outcome(user, card, seat, face, box):
         raise Refusal("no Yahtzee yet")
     if category not in rules.joker_boxes(face, seat.scores):
         raise Refusal("joker order")
-    if seat.yahtzee == 50 and seat.yahtzee_bonuses >= MAX_BONUSES:
+    if seat.yahtzee == 50 and seat.yahtzee_bonuses >= rules.MAX_YAHTZEE_BONUSES:
         raise Refusal("bonus limit")
     return face, category
 

@@ -6,7 +6,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.conf import settings
-from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
@@ -31,165 +30,6 @@ def shown_poll(client, card):
 
 
 # Live card
-
-
-def test_a_player_polls_and_gets_204_while_nothing_changed(ana_client, ana, ben):
-    card = make_scorecard(players=[ana, ben])
-    response = live(ana_client, card, card.version)
-    assert response.status_code == 204
-    assert response.content == b""
-
-
-def test_a_poll_after_a_write_returns_the_fresh_card(ana_client, ana, ben):
-    card = make_scorecard(players=[ana, ben])
-    seat = card.seats.get(player=ben)
-    services.box_write(
-        scorecard_id=card.pk,
-        seat_id=seat.pk,
-        box="sixes",
-        value="24",
-        was="",
-        author=card.organizer,
-    )
-    response = live(ana_client, card, 0)
-    assert response.status_code == 200
-    assert "<html" not in response.text
-    assert '<span class="visually-hidden">Seises — Ben: 24</span>' in response.text
-    assert "vivo/?v=1&amp;t=" in response.text
-    assert "casilla/" not in response.text
-
-
-def test_a_poll_without_the_pages_token_costs_one_query_beyond_the_session(
-    ana_client, ana, ben, django_assert_num_queries
-):
-    card = make_scorecard(players=[ana, ben])
-    # session, user, the card's version
-    with django_assert_num_queries(3):
-        assert live(ana_client, card, card.version).status_code == 204
-
-
-def test_the_pages_poll_while_nothing_changed_reads_neither_session_nor_user(
-    ana_client, ana, ben, django_assert_num_queries
-):
-    card = make_scorecard(players=[ana, ben])
-    version, token = shown_poll(ana_client, card)
-    # the card's version: the page's token proves it was shown this version of the card
-    with django_assert_num_queries(1):
-        response = live(ana_client, card, version, token=token)
-    assert response.status_code == 204
-    assert "Set-Cookie" not in response.headers
-
-
-def test_the_pages_poll_after_a_change_reads_the_session_and_the_user(
-    ana_client, ana, ben, django_assert_num_queries
-):
-    card = make_scorecard(players=[ana, ben])
-    version, token = shown_poll(ana_client, card)
-    write_sixes(card, ben)
-    # the version (changed); session, user, who may see it; the card; its recent changes
-    with django_assert_num_queries(6):
-        response = live(ana_client, card, version, token=token)
-    assert response.status_code == 200
-    assert '<span class="visually-hidden">Seises — Ben: 24</span>' in response.text
-    assert version not in shown_poll(ana_client, card)
-    # Once the session has ended, the changed card goes to the log-in page, not to them.
-    ana_client.logout()
-    assert live(ana_client, card, version, token=token, htmx=False).status_code == 302
-
-
-def test_a_token_proves_one_version_of_one_card(ana_client, ana, ben, django_assert_num_queries):
-    card, other = make_scorecard(players=[ana, ben]), make_scorecard(players=[ana, ben])
-    version, token = shown_poll(ana_client, card)
-    # the card's version, and nothing else
-    with django_assert_num_queries(1):
-        assert live(ana_client, card, version, token=token).status_code == 204
-    # Another card or a spoiled token: the session, the user, who may see the card and
-    # its version.
-    for pk, proof in [(other.pk, token), (card.pk, token[:-1]), (card.pk, "")]:
-        url = reverse("scorecard_live", args=[pk])
-        with django_assert_num_queries(3):
-            response = ana_client.get(url, {"v": version, "t": proof})
-        assert response.status_code == 204
-    # Another spelling of the version is not the one shown: the whole sheet.
-    assert live(ana_client, card, f"0{version}", token=token).status_code == 200
-    # A stranger with a borrowed token learns nothing of other cards, nor does a browser
-    # without a session.
-    stranger = Client()
-    stranger.force_login(UserFactory())
-    assert live(stranger, other, version, token=token).status_code == 404
-    assert live(stranger, card, "9" * 40, token=token).status_code == 404
-    for malformed in ("💥", "", "-1", "1e3", "٣"):
-        assert live(stranger, card, malformed, token=token).status_code == 404
-    assert live(Client(), card, version, token=token, htmx=False).status_code == 302
-
-
-def test_a_page_whose_session_ended_elsewhere_logs_in_at_the_next_change(ana_client, ana, ben):
-    card = make_scorecard(players=[ana, ben])
-    version, token = shown_poll(ana_client, card)
-    ana.end_sessions()  # a password reset, a deactivation
-    assert live(ana_client, card, version, token=token).status_code == 204
-    write_sixes(card, ben)
-    response = live(ana_client, card, version, token=token, htmx=False)
-    assert response.status_code == 302
-    assert response["Location"].startswith(reverse("login"))
-
-
-def test_a_player_with_a_temporary_password_polls_only_the_page_they_had(ana, ben, client):
-    card = make_scorecard(players=[ana, ben])
-    client.force_login(ana)
-    version, token = shown_poll(client, card)
-    ana.must_change_password = True
-    ana.save()
-    assert live(client, card, version, token=token).status_code == 204
-    write_sixes(card, ben)
-    response = live(client, card, version, token=token, htmx=False)
-    assert response.status_code == 302
-    assert response["Location"] == reverse("password_change")
-
-
-def write_sixes(card, player):
-    services.box_write(
-        scorecard_id=card.pk,
-        seat_id=card.seats.get(player=player).pk,
-        box="sixes",
-        value="24",
-        was="",
-        author=card.organizer,
-    )
-
-
-def test_polling_stops_once_the_card_is_finalized(ana_client, ana, ben):
-    card = make_scorecard(players=[ana, ben])
-    fill(card)
-    services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
-    response = live(ana_client, card, 0)
-    assert response.status_code == 200
-    assert "vivo/" not in response.text
-    assert "presencial" in response.text
-    assert "1º" in response.text
-
-
-def test_the_card_page_polls_while_in_progress(ana_client, ana, ben):
-    card = make_scorecard(players=[ana, ben])
-    response = ana_client.get(reverse("scorecard", args=[card.pk]))
-    assert f'hx-get="/tarjetas/{card.pk}/vivo/?v=0&amp;t=' in response.text
-    assert 'hx-trigger="every 3s"' in response.text
-    assert response.headers["Vary"].count("HX-Request") == 1
-
-
-def test_strangers_cannot_poll(client, ana, ben):
-    card = make_scorecard(players=[ana, ben])
-    client.force_login(UserFactory())
-    assert live(client, card, 0).status_code == 404
-    assert live(client, card, "x").status_code == 404
-
-
-def test_a_malformed_version_just_returns_the_card(ana_client, ana, ben):
-    card = make_scorecard(players=[ana, ben])
-    assert live(ana_client, card, "💥").status_code == 200
-
-
-# Historial
 
 
 def test_history_lists_my_games_newest_first_with_winners(ana_client, ana, ben):
@@ -435,21 +275,14 @@ def test_history_pages_cost_the_same_at_10_and_500_games(
     ana_client, ana, ben, django_assert_num_queries, n
 ):
     cards = finalized_games([ana, ben, UserFactory()], n)
-    # session, user, in-progress cards, stats version; then, not yet cached: count,
-    # page of seats + cards, their seats + players, the player filter's options
-    with django_assert_num_queries(8):
-        ana_client.get(reverse("history"))
-    # cached until the next finalized game: session, user, in-progress cards, version
-    with django_assert_num_queries(4):
+    # session, user, count, page of seats + cards, their seats + players, the player
+    # filter's options, in-progress cards (none: no seats to read for them)
+    with django_assert_num_queries(7):
         ana_client.get(reverse("history"))
     # session, user, my seats + cards, their seats + players
     with django_assert_num_queries(4):
         ana_client.get(reverse("history_csv"))
-    # session, user, the card with its seats and players, its changes
-    with django_assert_num_queries(4):
+    # session, user, the card and organizer, its seats and players, its changes
+    with django_assert_num_queries(5):
         ana_client.get(reverse("scorecard", args=[cards[-1].pk]))
     assert Scorecard.objects.count() == n
-
-
-def test_polling_a_huge_card_id_is_404(ana_client):
-    assert ana_client.get("/tarjetas/99999999999999999999999/vivo/?v=0").status_code == 404

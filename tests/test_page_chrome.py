@@ -1,15 +1,12 @@
-"""Every page's header and footer: parts of them are rendered once per process
-({% once %}), and must still follow the page, the language and the user."""
+"""Every page's header and footer follow the page, the language and the user."""
 
 import re
 
 import pytest
 from django.conf import settings
-from django.template import engines
 from django.test import Client
 from django.urls import reverse
 
-from scorecards.templatetags import dados
 from tests.factories import make_scorecard
 
 pytestmark = pytest.mark.django_db
@@ -61,21 +58,6 @@ def test_a_logged_out_visitor_gets_no_navigation(client):
     text = client.get(reverse("login")).text
     assert "Saltar al contenido" in text
     assert '<nav class="site-nav"' not in text
-
-
-def test_once_renders_a_part_once_per_distinct_values(monkeypatch):
-    template = engines["django"].from_string(
-        "{% load dados %}{% once kind %}{{ kind }}:{{ counter }}{% endonce %}"
-    )
-    seen = iter(range(100))
-
-    def render(kind):
-        return template.render({"kind": kind, "counter": lambda: next(seen)})
-
-    assert [render("a"), render("b"), render("a"), render("b")] == ["a:0", "b:1", "a:0", "b:1"]
-    monkeypatch.setattr(dados, "ONCE_LIMIT", 2)
-    assert render("c") == "c:2"  # past the limit: the parts kept so far are dropped
-    assert render("a") == "a:3"
 
 
 def test_the_headers_links_follow_the_url_configuration(ana_client, ana, settings):

@@ -1,10 +1,12 @@
 """Production settings: Django's deploy checks pass and every response carries the headers."""
 
 import os
+import re
 import subprocess
 import sys
 
 from django.conf import settings
+from django.templatetags.static import static
 from django.urls import reverse
 
 PRODUCTION = {
@@ -89,3 +91,13 @@ def test_the_session_and_csrf_cookies_are_secure_and_http_only(client, db):
     client.cookies.clear()
     csrf = client.get(reverse("login")).cookies[settings.CSRF_COOKIE_NAME]
     assert csrf["secure"]
+
+
+def test_static_files_are_hashed_compressed_and_cached_for_ever(client):
+    """WhiteNoise's CompressedManifestStaticFilesStorage, as shipped."""
+    url = static("css/dados.css")
+    assert re.fullmatch(r"/static/css/dados\.[0-9a-f]{12}\.css", url)
+    response = client.get(url, headers={"Accept-Encoding": "gzip"})
+    assert response.status_code == 200
+    assert response["Content-Encoding"] == "gzip"
+    assert "immutable" in response["Cache-Control"]

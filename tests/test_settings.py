@@ -123,6 +123,17 @@ def test_a_sqlite_transaction_takes_the_write_lock_when_it_begins(transactional_
         other.close()
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's setting")
+def test_a_postgresql_connection_commits_as_the_server_is_configured(db):
+    """No per-session synchronous_commit: a COMMIT returns once the server's WAL is on disk
+    (on, PostgreSQL's default) unless whoever runs the server chose otherwise."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT setting, source FROM pg_settings WHERE name = 'synchronous_commit'")
+        setting, source = cursor.fetchone()
+    assert source != "session"
+    assert setting == "on"  # as scripts/with_postgres.py starts the test server
+
+
 def test_it_speaks_spanish_in_madrid():
     assert settings.LANGUAGE_CODE == "es"
     assert settings.TIME_ZONE == "Europe/Madrid"

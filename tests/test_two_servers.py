@@ -1,10 +1,17 @@
 """Several stateless app servers share one PostgreSQL database (sessions included)."""
 
 import pytest
-from django.conf import settings
 from django.db import connection
 
-from tests.liveserver import BIN, HOST, AppServer, Browser, django_script, run, server_env
+from tests.liveserver import (
+    HOST,
+    AppServer,
+    Browser,
+    django_script,
+    drop_postgres_database,
+    migrated_database,
+    postgres_database,
+)
 
 pytestmark = pytest.mark.skipif(
     connection.vendor != "postgresql", reason="runs in the PostgreSQL pass of make test"
@@ -21,26 +28,13 @@ print(card.pk, card.seats.get().pk)
 
 
 @pytest.fixture
-def shared_database(django_db_blocker):
+def shared_database():
     """A fresh PostgreSQL database on the test server, migrated, seeded, dropped afterwards."""
-    db = settings.DATABASES["default"]
-    name = "dados_two_servers"
-    with django_db_blocker.unblock():
-        with connection.cursor() as cursor:
-            cursor.execute(f"DROP DATABASE IF EXISTS {name}")
-            cursor.execute(f"CREATE DATABASE {name}")
-        # Left open, this session would still be on the test database when the whole
-        # run ends, and stop its teardown ("is being accessed by other users").
-        connection.close()
-    url = f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{name}"
+    url = migrated_database(postgres_database("dados_two_servers"))
     try:
-        run([BIN / "python", "manage.py", "migrate", "--noinput"], server_env(url))
         yield url, [int(n) for n in django_script(url, SEED).split()]
     finally:
-        with django_db_blocker.unblock():
-            with connection.cursor() as cursor:
-                cursor.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-            connection.close()
+        drop_postgres_database(url)
 
 
 def test_a_write_through_one_server_is_seen_through_the_other(shared_database, tmp_path):

@@ -1,0 +1,111 @@
+"""What a player feels, on a phone-sized Chromium: `python bench/phone.py BASE_URL TAPS`.
+
+Debian's Chromium through Playwright, 360 px wide, its CPU throttled 4x and its network
+slowed to "slow 4G" (150 ms round trip, 1.6 Mbit/s down, 750 kbit/s up) through the
+DevTools protocol. It logs in, creates a card for six players through the pages, then
+TAPS times: taps a blank box (timed until the picker is open, after the next frame) and taps
+the first value it offers (timed until the box shows that value). It prints the medians as
+JSON; bench/run.py runs it against an idle server.
+"""
+
+import json
+import statistics
+import sys
+
+from playwright.sync_api import sync_playwright
+
+from bench.seed import PASSWORD
+
+DEVICE = "360x780, 4x CPU throttling, slow 4G"
+NETWORK = {
+    "offline": False,
+    "latency": 150,
+    "downloadThroughput": 1.6 * 1024 * 1024 / 8,
+    "uploadThroughput": 750 * 1024 / 8,
+}
+# Resolves, after the next frame, once `selector` matches (and shows `text`, if given), with
+# the milliseconds since the next tap's click event.
+TIMER = """([selector, text]) => {
+  window.benchTimer = new Promise((resolve) => {
+    let tapped = null;
+    const done = () => {
+      const element = document.querySelector(selector);
+      return element && (text === null || element.textContent.trim() === text);
+    };
+    const observer = new MutationObserver(() => {
+      if (tapped !== null && done()) {
+        observer.disconnect();
+        requestAnimationFrame(() => setTimeout(() => resolve(performance.now() - tapped)));
+      }
+    });
+    addEventListener("click", (event) => { tapped = event.timeStamp; }, {capture: true});
+    observer.observe(document, {subtree: true, childList: true, attributes: true});
+  });
+}"""
+
+
+def timed_tap(page, target, selector, text=None) -> float:
+    page.evaluate(TIMER, [selector, text])
+    page.locator(target).tap()
+    return page.evaluate("() => window.benchTimer")
+
+
+def main(base: str, taps: int) -> int:
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        context = browser.new_context(
+            base_url=base,
+            viewport={"width": 360, "height": 780},
+            device_scale_factor=3,
+            is_mobile=True,
+            has_touch=True,
+            locale="es-ES",
+        )
+        page = context.new_page()
+        page.goto("/entrar/")
+        page.fill('input[name="username"]', "jugador001")
+        page.fill('input[name="password"]', PASSWORD)
+        page.locator('form[action="/entrar/"] button[type="submit"]').click()
+        page.wait_for_url(lambda url: "/entrar/" not in url)
+        page.goto("/tarjetas/nueva/")
+        for box in page.locator('input[name="p"]').all()[:6]:
+            box.check()
+        page.locator('button[type="submit"].primary').click()
+        page.locator('form[action="/tarjetas/crear/"] button[type="submit"]').click()
+        page.wait_for_url("**/tarjetas/*/")
+        cells = page.eval_on_selector_all(
+            "a.cell.blank", "cells => cells.map(cell => cell.getAttribute('href'))"
+        )
+        cdp = context.new_cdp_session(page)
+        cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
+        cdp.send("Network.enable")
+        cdp.send("Network.emulateNetworkConditions", NETWORK)
+        picker, write = [], []
+        for href in cells[:taps]:
+            cell = f'a.cell[href="{href}"]'
+            picker.append(timed_tap(page, cell, '#picker-dialog[open] button[name="value"]'))
+            button = '#picker button[name="value"]:not([value=""]):not([value="0"])'
+            value = page.locator(button).first.get_attribute("value")
+            write.append(timed_tap(page, f"{button} >> nth=0", cell, value))
+            page.wait_for_timeout(300)
+        browser.close()
+    print(
+        json.dumps(
+            {
+                "device": DEVICE,
+                "taps": len(picker),
+                "picker_ms": statistics.median(picker),
+                "write_ms": statistics.median(write),
+                "picker_all": [round(t) for t in picker],
+                "write_all": [round(t) for t in write],
+            }
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], int(sys.argv[2])))

@@ -1,0 +1,372 @@
+"""The live card's poll (scorecards.views.scorecard_live): 204 while nothing changed, only
+what changed for a page a few changes behind, the whole sheet otherwise, and the session
+checked on every poll."""
+
+import re
+from urllib.parse import quote
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from scorecards import services, views
+from scorecards.models import BONUS, Scorecard
+from tests.factories import UserFactory, fill, make_scorecard
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HX-Request": "true"}
+SUM_ROWS = ("upper", "upper_bonus", "lower", "yahtzee_bonuses", "total", "place")
+
+
+@pytest.fixture
+def organizer():
+    return UserFactory(username="org", display_name="Olga")
+
+
+@pytest.fixture
+def card(organizer, ana, ben):
+    return make_scorecard(organizer, [ana, ben])
+
+
+@pytest.fixture
+def org_client(organizer):
+    client = Client()
+    client.force_login(organizer)
+    return client
+
+
+def seat_of(card, player):
+    return card.seats.get(player=player)
+
+
+def version_of(card):
+    return Scorecard.objects.get(pk=card.pk).version
+
+
+def live(client, card, version, htmx=True, page=None):
+    """The page's poll: hx-get="…/vivo/?v=<the version it shows>", every 3 s."""
+    headers = dict(HTMX) if htmx else {}
+    if page:
+        headers["HX-Current-URL"] = f"http://testserver{page}"
+    query = {} if version is None else {"v": version}
+    return client.get(reverse("scorecard_live", args=[card.pk]), query, headers=headers)
+
+
+def write(card, player, box, value, was="", author=None):
+    return services.box_write(
+        scorecard_id=card.pk,
+        seat_id=seat_of(card, player).pk,
+        box=box,
+        value=value,
+        was=was,
+        author=author or card.organizer,
+    )
+
+
+def oob_cells(html) -> set[str]:
+    """The ids of the cells a patch swaps in."""
+    return set(re.findall(r'<td id="(c\d+-\w+)" hx-swap-oob="true">', html))
+
+
+def cell(card, player, box):
+    return f"c{seat_of(card, player).pk}-{box}"
+
+
+# Nothing changed
+
+
+@pytest.mark.parametrize("who", ["player", "organizer", "staff"])
+def test_a_poll_while_nothing_changed_gets_204_and_nothing_else(client, card, ana, organizer, who):
+    client.force_login(
+        {"player": ana, "organizer": organizer}.get(who) or UserFactory(is_staff=True)
+    )
+    write(card, ana, "ones", "3")
+    response = live(client, card, 1)
+    assert response.status_code == 204
+    assert response.content == b""
+    assert "Set-Cookie" not in response.headers  # nor the session saved again
+
+
+def test_the_card_page_polls_while_in_progress(client, card, ana):
+    client.force_login(ana)
+    page = client.get(reverse("scorecard", args=[card.pk])).text
+    poll = re.search(r'<div class="poll" id="sheet-poll"[^>]*>', page).group(0)
+    assert f'hx-get="{reverse("scorecard_live", args=[card.pk])}?v=0"' in poll
+    assert 'hx-trigger="every 3s"' in poll
+    assert 'hx-target="#sheet"' in poll
+    assert "hx-swap-oob" not in poll
+    fill(card)
+    services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
+    assert "vivo/" not in client.get(reverse("scorecard", args=[card.pk])).text
+
+
+@pytest.mark.parametrize("n", [2, 8])
+def test_an_unchanged_poll_costs_three_queries(client, organizer, django_assert_num_queries, n):
+    card = make_scorecard(organizer, n=n)
+    client.force_login(card.seats.first().player)
+    # the session, the user, the card's version (with who may see it)
+    with django_assert_num_queries(3):
+        assert live(client, card, card.version).status_code == 204
+
+
+# A page a few changes behind: only what changed
+
+
+def test_a_page_one_change_behind_gets_the_written_cell_and_what_follows_it(client, card, ana, ben):
+    client.force_login(ben)
+    write(card, ana, "fives", "15")
+    response = live(client, card, 0)
+    assert response.status_code == 200
+    assert response["HX-Reswap"] == "none"
+    # the version it patches: the page drops it if another answer got past that meanwhile
+    assert response["X-Dados-Base"] == "0"
+    html = response.text
+    assert "<html" not in html
+    assert '<div id="sheet">' not in html
+    assert oob_cells(html) == {cell(card, ana, "fives")}
+    assert '<span class="visually-hidden">Cincos — Ana: 15</span>' in html
+    for row in SUM_ROWS:
+        assert re.search(rf'<tr id="row-{row}" class="\w+" hx-swap-oob="true">', html)
+    poll = reverse("scorecard_live", args=[card.pk])
+    assert re.search(
+        rf'<div class="poll" id="sheet-poll" hx-get="{poll}\?v=1"[^>]*hx-swap-oob', html
+    )
+    assert '<input type="hidden" id="sheet-version" name="version" value="1" hx-swap-oob' in html
+    assert '<ol id="recent-changes" hx-swap-oob="true">' in html
+    assert "Olga:" in html
+    assert "Ana, Cincos: sin anotar → 15" in html
+    # a player's page has no controls to bring up to date
+    assert "casilla/" not in html
+    assert 'id="undo-button"' not in html
+    assert 'id="sheet-problems"' not in html
+
+
+def test_a_page_some_changes_behind_gets_only_the_cells_written_since(client, card, ana, ben):
+    client.force_login(ana)
+    write(card, ben, "chance", "20")  # version 1: the page shows it already
+    write(card, ana, "ones", "3")
+    write(card, ben, "sixes", "24")
+    write(card, ana, "ones", "4", was="3")  # the same cell twice: swapped in once
+    response = live(client, card, 1)
+    assert response["X-Dados-Base"] == "1"
+    html = response.text
+    assert oob_cells(html) == {cell(card, ana, "ones"), cell(card, ben, "sixes")}
+    assert html.count(f'id="{cell(card, ana, "ones")}"') == 1
+    assert '<span class="visually-hidden">Unos — Ana: 4</span>' in html
+    assert "?v=4" in html
+    row = re.search(r'<tr id="row-total".*?</tr>', html, re.S).group(0)
+    assert "<td>4</td><td>44</td>" in row
+
+
+def test_a_bonus_a_joker_and_an_undo_since_the_page_are_patched_too(client, card, organizer, ana):
+    client.force_login(ana)
+    write(card, ana, "yahtzee", "50")
+    services.joker_write(
+        scorecard_id=card.pk,
+        seat_id=seat_of(card, ana).pk,
+        face="2",
+        box="twos",
+        author=organizer,
+    )
+    write(card, ana, BONUS, "2", was="1")
+    services.change_undo(scorecard_id=card.pk, author=organizer)
+    html = live(client, card, 1).text
+    # the bonus line is a sum row, not a cell
+    assert oob_cells(html) == {cell(card, ana, "twos")}
+    bonuses = re.search(r'<tr id="row-yahtzee_bonuses".*?</tr>', html, re.S).group(0)
+    assert "<td>100</td>" in bonuses  # the joker's +100, back after the undo of the 2
+    assert "deshizo un cambio" in html
+    assert "?v=4" in html
+
+
+def test_a_page_at_the_limit_gets_a_patch_and_one_further_behind_the_whole_sheet(
+    client, card, ana, ben
+):
+    client.force_login(ben)
+    was = ""
+    for n in range(views.PATCH_LIMIT + 1):
+        write(card, ana, "ones", str(1 + n % 2), was=was)
+        was = str(1 + n % 2)
+    assert version_of(card) == views.PATCH_LIMIT + 1
+    response = live(client, card, 1)
+    assert response["HX-Reswap"] == "none"
+    assert oob_cells(response.text) == {cell(card, ana, "ones")}
+    response = live(client, card, 0)
+    assert "HX-Reswap" not in response
+    assert response["X-Dados-Version"] == str(views.PATCH_LIMIT + 1)
+    assert response.text.lstrip().startswith('<div id="sheet">')
+
+
+# The whole sheet
+
+
+def test_a_finalized_card_is_sent_whole_and_stops_the_poll(client, card, ana):
+    client.force_login(ana)
+    write(card, ana, "ones", "3")
+    fill(card)
+    services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
+    for since in (0, 1):  # one version behind: the finalize is no change a patch can carry
+        response = live(client, card, since)
+        assert response.status_code == 200
+        assert "HX-Reswap" not in response
+        assert response["X-Dados-Version"] == "2"
+        html = response.text
+        assert "<html" not in html
+        assert html.lstrip().startswith('<div id="sheet">')
+        assert "vivo/" not in html
+        assert "presencial" in html
+        assert "1º" in html
+        assert "Registro de cambios" in html
+    assert live(client, card, 2).status_code == 204
+
+
+@pytest.mark.parametrize("version", [None, "", "💥", "-1", "1e3", "٣", "9" * 40, "7"])
+def test_a_malformed_or_unknown_version_gets_the_whole_sheet(client, card, ana, version):
+    client.force_login(ana)
+    write(card, ana, "ones", "3")
+    response = live(client, card, version)
+    assert response.status_code == 200
+    assert "HX-Reswap" not in response
+    assert response["X-Dados-Version"] == "1"
+    assert response.text.lstrip().startswith('<div id="sheet">')
+    assert f'hx-get="{reverse("scorecard_live", args=[card.pk])}?v=1"' in response.text
+
+
+def test_the_whole_sheet_is_the_one_the_page_shows(client, card, ana):
+    client.force_login(ana)
+    write(card, ana, "ones", "3")
+    sheet = live(client, card, "x").text
+    page = client.get(reverse("scorecard", args=[card.pk])).text
+    assert sheet.strip() in page
+
+
+# Who may poll
+
+
+def test_strangers_cannot_poll(client, card):
+    client.force_login(UserFactory())
+    for version in (0, 1, "x", "💥", ""):
+        assert live(client, card, version).status_code == 404
+    assert client.get("/tarjetas/99999999999999999999999/vivo/?v=0").status_code == 404
+
+
+def test_a_discarded_card_is_gone_for_its_poll(client, card, ana):
+    client.force_login(ana)
+    services.scorecard_discard(scorecard_id=card.pk, author=card.organizer)
+    assert live(client, card, 0).status_code == 404
+
+
+def test_the_poll_takes_get_only(client, card, ana):
+    client.force_login(ana)
+    assert client.post(reverse("scorecard_live", args=[card.pk])).status_code == 405
+
+
+# The session, checked on every poll
+
+
+def _log_out_elsewhere(user):
+    user.end_sessions()
+
+
+def _deactivate(user):
+    user.is_active = False
+    user.save()
+
+
+def _change_password(user):
+    user.set_password("otra-clave-bien-larga-42")
+    user.save()
+
+
+@pytest.mark.parametrize("ended", [_log_out_elsewhere, _deactivate, _change_password])
+def test_a_poll_after_the_session_ended_elsewhere_sends_the_page_to_log_in(
+    client, card, ana, ended
+):
+    client.force_login(ana)
+    page = reverse("scorecard", args=[card.pk])
+    assert live(client, card, 0, page=page).status_code == 204
+    ended(ana)
+    # at the next poll, with nothing changed on the card
+    response = live(client, card, 0, page=page)
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == f"{reverse('login')}?next={quote(page)}"
+    assert response.content == b""
+    response = live(client, card, 0, htmx=False)
+    assert response.status_code == 302
+    assert response.url.startswith(reverse("login"))
+
+
+def test_a_poll_without_a_session_is_sent_to_log_in(card):
+    response = live(Client(), card, 0, page=reverse("scorecard", args=[card.pk]))
+    assert response["HX-Redirect"].startswith(reverse("login") + "?next=/tarjetas/")
+    assert live(Client(), card, 0, htmx=False).status_code == 302
+
+
+def test_a_poll_with_a_temporary_password_is_sent_to_change_it(client, card, ana):
+    client.force_login(ana)
+    ana.must_change_password = True
+    ana.save()
+    response = live(client, card, 0)
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == reverse("password_change")
+    assert response.content == b""
+
+
+# The organizer's page
+
+
+def test_the_organizers_write_answer_brings_the_poll_to_its_version(org_client, card, ana):
+    response = org_client.post(
+        reverse("box", args=[card.pk, seat_of(card, ana).pk, "ones"]),
+        {"value": "3", "was": "", "version": 0},
+        headers=HTMX,
+    )
+    assert response["HX-Reswap"] == "none"
+    poll = re.search(r'id="sheet-poll" hx-get="[^"?]+\?v=(\d+)"', response.text).group(1)
+    assert poll == "1"
+    # the next poll finds nothing new: it cannot put back what the write replaced
+    assert live(org_client, card, poll).status_code == 204
+
+
+def test_the_organizers_poll_after_another_device_wrote_keeps_the_controls(org_client, card, ana):
+    write(card, ana, "ones", "3", author=UserFactory(is_staff=True))
+    response = live(org_client, card, 0)
+    assert response["HX-Reswap"] == "none"
+    html = response.text
+    url = reverse("box", args=[card.pk, seat_of(card, ana).pk, "ones"])
+    assert f'<a class="cell" href="{url}"' in html
+    assert 'aria-label="Unos — Ana: 3"' in html
+    assert '<button type="submit" id="undo-button" hx-swap-oob="true">' in html
+    assert '<div id="sheet-problems" hx-swap-oob="true">' in html
+    assert '<div id="sheet-alert" hx-swap-oob="true"></div>' in html
+
+
+def test_who_may_see_the_card_is_asked_at_every_poll(client, card):
+    """A staff member who is no longer staff stops seeing a card they do not play in."""
+    staff = UserFactory(is_staff=True)
+    client.force_login(staff)
+    assert live(client, card, 0).status_code == 204
+    staff.is_staff = False
+    staff.save()
+    assert live(client, card, 0).status_code == 404
+
+
+@pytest.mark.parametrize("n", [2, 8])
+def test_a_poll_behind_costs_the_same_for_2_and_8_players(
+    client, organizer, django_assert_num_queries, n
+):
+    card = make_scorecard(organizer, n=n)
+    seat = card.seats.first()
+    client.force_login(seat.player)
+    services.box_write(
+        scorecard_id=card.pk, seat_id=seat.pk, box="ones", value="1", was="", author=organizer
+    )
+    # the session, the user, the card's version; the card with its organizer; its seats
+    # with their players; the items of the changes since the page's version; the recent
+    # changes with their authors
+    with django_assert_num_queries(7):
+        assert live(client, card, 0)["HX-Reswap"] == "none"
+    # the whole sheet reads no more than the patch: the changes since are not needed
+    with django_assert_num_queries(6):
+        assert live(client, card, "x").status_code == 200
