@@ -11,6 +11,7 @@ it offers (POST), as htmx sends them. Two more users request the stock floors
 (bench/views.py) once a second each, for the ratios. Statistics start after the warm-up.
 """
 
+import contextlib
 import html
 import json
 import os
@@ -216,29 +217,39 @@ def _cpu_warning(**_):
     CPU_WARNINGS["count"] += 1
 
 
-def cpu_of_processes(match) -> float:
-    """CPU seconds so far of the processes for which match(pid, pgrp, comm) holds."""
-    total = 0
+def processes() -> dict[int, tuple[int, int, float]]:
+    """pid -> (parent pid, process group, CPU seconds so far), for every process."""
+    found, tick = {}, os.sysconf("SC_CLK_TCK")
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             text = stat.read_text()
         except OSError:
             continue
-        comm = text[text.index("(") + 1 : text.rindex(")")]
         fields = text[text.rindex(")") + 2 :].split()
-        if match(int(stat.parent.name), int(fields[2]), comm):
-            total += int(fields[11]) + int(fields[12])  # utime + stime
-    return total / os.sysconf("SC_CLK_TCK")
+        cpu = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+        found[int(stat.parent.name)] = (int(fields[1]), int(fields[2]), cpu)
+    return found
 
 
-def machine_sample(server_pgid: int) -> dict:
+def postmaster(port) -> int | None:
+    """The PostgreSQL server listening on this port (scripts/with_postgres.py's)."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):
+            args = cmdline.read_bytes().split(b"\0")
+            if args[0].endswith(b"/postgres") and f"-p {port}".encode() in b" ".join(args):
+                return int(cmdline.parent.name)
+    return None
+
+
+def machine_sample(server_pgid: int, database: int | None) -> dict:
     cpu = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    procs = processes()
     return {
         "wall": time.monotonic(),
         "cpu_total": sum(cpu) / os.sysconf("SC_CLK_TCK"),
         "cpu_idle": (cpu[3] + cpu[4]) / os.sysconf("SC_CLK_TCK"),
-        "server": cpu_of_processes(lambda pid, pgrp, comm: pgrp == server_pgid),
-        "database": cpu_of_processes(lambda pid, pgrp, comm: comm.startswith("postgres")),
+        "server": sum(c for _, group, c in procs.values() if group == server_pgid),
+        "database": sum(c for pid, (up, _, c) in procs.items() if database in (pid, up)),
         "generator": sum(os.times()[:2]),
     }
 
@@ -276,9 +287,10 @@ def main(path: str) -> int:
     gevent.spawn(loop_lag, lags)
     env.stats.reset_all()
     TICKS["done"], CPU_WARNINGS["count"] = 0, 0
-    before = machine_sample(CONFIG["server_pgid"])
+    database = postmaster(CONFIG["database_port"]) if CONFIG["database_port"] else None
+    before = machine_sample(CONFIG["server_pgid"], database)
     gevent.sleep(CONFIG["duration"])
-    after = machine_sample(CONFIG["server_pgid"])
+    after = machine_sample(CONFIG["server_pgid"], database)
     stats = {
         name: {
             "count": entry.num_requests,
@@ -296,13 +308,14 @@ def main(path: str) -> int:
     runner.quit()
     wall = after["wall"] - before["wall"]
     ncpu = os.cpu_count() or 1
-    delta = {key: after[key] - before[key] for key in after}
+    delta = {key: (after[key] - before[key]) / wall for key in after}
+    busy = 1 - delta["cpu_idle"] / delta["cpu_total"]
     result = {
         "seconds": wall,
         "stats": stats,
         "errors": errors[:10],
         "generator": {
-            "cpu": delta["generator"] / wall,  # of one core
+            "cpu": delta["generator"],  # of one core
             "loop_lag_p99_ms": percentile(lags, 0.99) * 1000,
             "loop_lag_max_ms": max(lags, default=0) * 1000,
             "cpu_warnings": CPU_WARNINGS["count"],
@@ -310,10 +323,12 @@ def main(path: str) -> int:
             "schedule": ticks / ((users - Floor.fixed_count) * wall),
         },
         "machine": {
-            "busy": 1 - delta["cpu_idle"] / delta["cpu_total"],
+            "busy": busy,
             "cores": ncpu,
-            "server": delta["server"] / wall,
-            "database": delta["database"] / wall,
+            "server": delta["server"],
+            "database": delta["database"],
+            # Cores that neither the server, its database nor the generator used.
+            "others": busy * ncpu - delta["server"] - delta["database"] - delta["generator"],
             "loadavg": Path("/proc/loadavg").read_text().split()[:3],
         },
     }

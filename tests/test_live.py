@@ -45,11 +45,11 @@ def version_of(card):
 
 
 def live(client, card, version, htmx=True, page=None):
-    """The page's poll: hx-get="…/vivo/?v=<the version it shows>", every 3 s."""
+    """The page's poll: every 3 s, with the version it shows (hx-include="#sheet-version")."""
     headers = dict(HTMX) if htmx else {}
     if page:
         headers["HX-Current-URL"] = f"http://testserver{page}"
-    query = {} if version is None else {"v": version}
+    query = {} if version is None else {"version": version}
     return client.get(reverse("scorecard_live", args=[card.pk]), query, headers=headers)
 
 
@@ -92,7 +92,9 @@ def test_the_card_page_polls_while_in_progress(client, card, ana):
     client.force_login(ana)
     page = client.get(reverse("scorecard", args=[card.pk])).text
     poll = re.search(r'<div class="poll" id="sheet-poll"[^>]*>', page).group(0)
-    assert f'hx-get="{reverse("scorecard_live", args=[card.pk])}?v=0"' in poll
+    assert f'hx-get="{reverse("scorecard_live", args=[card.pk])}"' in poll
+    assert 'hx-include="#sheet-version"' in poll
+    assert '<input type="hidden" id="sheet-version" name="version" value="0">' in page
     assert 'hx-trigger="every 3s"' in poll
     assert 'hx-target="#sheet"' in poll
     assert "hx-swap-oob" not in poll
@@ -128,11 +130,9 @@ def test_a_page_one_change_behind_gets_the_written_cell_and_what_follows_it(clie
     assert '<span class="visually-hidden">Cincos — Ana: 15</span>' in html
     for row in SUM_ROWS:
         assert re.search(rf'<tr id="row-{row}" class="\w+" hx-swap-oob="true">', html)
-    poll = reverse("scorecard_live", args=[card.pk])
-    assert re.search(
-        rf'<div class="poll" id="sheet-poll" hx-get="{poll}\?v=1"[^>]*hx-swap-oob', html
-    )
+    # the version the next poll sends; the poll itself stays in place
     assert '<input type="hidden" id="sheet-version" name="version" value="1" hx-swap-oob' in html
+    assert 'id="sheet-poll"' not in html
     assert '<ol id="recent-changes" hx-swap-oob="true">' in html
     assert "Olga:" in html
     assert "Ana, Cincos: sin anotar → 15" in html
@@ -154,7 +154,7 @@ def test_a_page_some_changes_behind_gets_only_the_cells_written_since(client, ca
     assert oob_cells(html) == {cell(card, ana, "ones"), cell(card, ben, "sixes")}
     assert html.count(f'id="{cell(card, ana, "ones")}"') == 1
     assert '<span class="visually-hidden">Unos — Ana: 4</span>' in html
-    assert "?v=4" in html
+    assert 'id="sheet-version" name="version" value="4"' in html
     row = re.search(r'<tr id="row-total".*?</tr>', html, re.S).group(0)
     assert "<td>4</td><td>44</td>" in row
 
@@ -177,7 +177,7 @@ def test_a_bonus_a_joker_and_an_undo_since_the_page_are_patched_too(client, card
     bonuses = re.search(r'<tr id="row-yahtzee_bonuses".*?</tr>', html, re.S).group(0)
     assert "<td>100</td>" in bonuses  # the joker's +100, back after the undo of the 2
     assert "deshizo un cambio" in html
-    assert "?v=4" in html
+    assert 'id="sheet-version" name="version" value="4"' in html
 
 
 def test_a_page_at_the_limit_gets_a_patch_and_one_further_behind_the_whole_sheet(
@@ -230,7 +230,8 @@ def test_a_malformed_or_unknown_version_gets_the_whole_sheet(client, card, ana, 
     assert "HX-Reswap" not in response
     assert response["X-Dados-Version"] == "1"
     assert response.text.lstrip().startswith('<div id="sheet">')
-    assert f'hx-get="{reverse("scorecard_live", args=[card.pk])}?v=1"' in response.text
+    assert 'id="sheet-version" name="version" value="1">' in response.text
+    assert 'id="sheet-poll"' in response.text
 
 
 def test_the_whole_sheet_is_the_one_the_page_shows(client, card, ana):
@@ -248,7 +249,7 @@ def test_strangers_cannot_poll(client, card):
     client.force_login(UserFactory())
     for version in (0, 1, "x", "💥", ""):
         assert live(client, card, version).status_code == 404
-    assert client.get("/tarjetas/99999999999999999999999/vivo/?v=0").status_code == 404
+    assert client.get("/tarjetas/99999999999999999999999/vivo/?version=0").status_code == 404
 
 
 def test_a_discarded_card_is_gone_for_its_poll(client, card, ana):
@@ -323,10 +324,10 @@ def test_the_organizers_write_answer_brings_the_poll_to_its_version(org_client, 
         headers=HTMX,
     )
     assert response["HX-Reswap"] == "none"
-    poll = re.search(r'id="sheet-poll" hx-get="[^"?]+\?v=(\d+)"', response.text).group(1)
-    assert poll == "1"
-    # the next poll finds nothing new: it cannot put back what the write replaced
-    assert live(org_client, card, poll).status_code == 204
+    shown = re.search(r'id="sheet-version" name="version" value="(\d+)"', response.text)
+    assert shown.group(1) == "1"
+    # the next poll sends it and finds nothing new: it cannot put back what the write replaced
+    assert live(org_client, card, shown.group(1)).status_code == 204
 
 
 def test_the_organizers_poll_after_another_device_wrote_keeps_the_controls(org_client, card, ana):
