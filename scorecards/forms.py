@@ -1,6 +1,10 @@
 from django import forms
 from django.contrib.auth import get_user_model
-from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from scorecards import rules
+from scorecards.labels import names_list
 
 
 class DateInput(forms.DateInput):
@@ -16,12 +20,12 @@ class HistoryFilterForm(forms.Form):
     jugador = forms.ModelChoiceField(
         queryset=get_user_model().objects.order_by("display_name", "username"),
         required=False,
-        label=_("Con"),
-        empty_label=_("Cualquier jugador"),
-        error_messages={"invalid_choice": _("Ese jugador no existe.")},
+        label=gettext_lazy("Con"),
+        empty_label=gettext_lazy("Cualquier jugador"),
+        error_messages={"invalid_choice": gettext_lazy("Ese jugador no existe.")},
     )
-    desde = forms.DateField(required=False, label=_("Desde"), widget=DateInput())
-    hasta = forms.DateField(required=False, label=_("Hasta"), widget=DateInput())
+    desde = forms.DateField(required=False, label=gettext_lazy("Desde"), widget=DateInput())
+    hasta = forms.DateField(required=False, label=gettext_lazy("Hasta"), widget=DateInput())
 
     def clean(self):
         data = super().clean()
@@ -40,3 +44,78 @@ class HistoryFilterForm(forms.Form):
         if hasta := self.cleaned_data.get("hasta"):
             seats = seats.filter(scorecard__finalized_at__date__lte=hasta)
         return seats
+
+
+MAX_ROUNDS = 20
+
+
+def possible_sum(raw: str) -> bool:
+    """Whether raw is a sum five dice can show: 5 to 30."""
+    raw = raw.strip()
+    low, high = rules.DICE, rules.DICE * rules.FACES
+    return raw.isascii() and raw.isdigit() and len(raw) <= 2 and low <= int(raw) <= high
+
+
+class WhoStartsForm:
+    """«¿Quién empieza?»: each player's five-dice sum, the highest starts, and the tied
+    roll again among themselves.
+
+    The rounds already decided travel as `s` (one comma-separated round each: a sum per
+    player, then a sum per player still tied); the round being entered as `t`, one per
+    contender. Built from request.GET and the players in their current order.
+    """
+
+    def __init__(self, data, players):
+        self.players = list(players)
+        self.rounds = []
+        self.starter = None
+        self.error = None
+        raw_rounds = data.getlist("s")
+        if "t" in data:
+            raw_rounds.append(",".join(data.getlist("t")))
+        self._parse(raw_rounds)
+        self.tied = self._tied() if self.starter is None and self.rounds else []
+        self.sums = self._sums(data.getlist("t"))
+
+    def _parse(self, raw_rounds):
+        contenders = list(range(len(self.players)))
+        for raw in raw_rounds[:MAX_ROUNDS]:
+            sums = [part.strip() for part in raw.split(",")]
+            if len(sums) != len(contenders) or not all(possible_sum(s) for s in sums):
+                self.error = _("Cada suma de cinco dados está entre 5 y 30.")
+                return
+            round_sums = dict(zip(contenders, (int(s) for s in sums), strict=True))
+            self.rounds.append(round_sums)
+            best = max(round_sums.values())
+            contenders = [i for i, s in round_sums.items() if s == best]
+            if len(contenders) == 1:
+                self.starter = contenders[0]
+                return
+
+    def _tied(self):
+        last = self.rounds[-1]
+        best = max(last.values())
+        return [self.players[i] for i, s in last.items() if s == best]
+
+    def _sums(self, entered):
+        """The sums of the round to enter; after a refusal, as they were typed, the wrong
+        ones marked and named in the message."""
+        contenders = self.tied or self.players
+        entered = (entered if self.error else [])[: len(contenders)]
+        entered += [""] * (len(contenders) - len(entered))
+        sums = [
+            {"player": p, "value": raw[:10], "wrong": bool(self.error) and not possible_sum(raw)}
+            for p, raw in zip(contenders, entered, strict=True)
+        ]
+        if wrong := [s["player"].name for s in sums if s["wrong"]]:
+            self.error = _("Revisa la suma de %(names)s: con cinco dados sale entre 5 y 30.") % {
+                "names": names_list(wrong)
+            }
+        return sums
+
+    @property
+    def seating(self) -> list:
+        """The players in turn order: from the starter on, once there is one."""
+        if self.starter is None:
+            return self.players
+        return self.players[self.starter :] + self.players[: self.starter]

@@ -20,7 +20,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from accounts.models import fold
 from scorecards import rules, services, stats
-from scorecards.forms import HistoryFilterForm
+from scorecards.forms import HistoryFilterForm, WhoStartsForm
 from scorecards.labels import box_label, box_name, names_list
 from scorecards.models import BONUS, BOXES, Change, Scorecard, Seat
 from scorecards.rules import Category
@@ -231,28 +231,9 @@ def scorecard_order(request):
             _("Como mucho %(max)s jugadores por tarjeta.") % {"max": services.MAX_PLAYERS},
         )
         return redirect(reverse("scorecard_new") + "?" + _query(ids))
+    who = WhoStartsForm(request.GET, players)
+    players = who.seating
     ids = [p.pk for p in players]
-    raw_rounds = request.GET.getlist("s")
-    if "t" in request.GET:
-        raw_rounds.append(",".join(request.GET.getlist("t")))
-    rounds, starter, error = _who_starts(raw_rounds, len(players))
-    if starter is not None:
-        players = players[starter:] + players[:starter]
-        ids = [p.pk for p in players]
-    tied = _tied(rounds, players) if starter is None and rounds else []
-    # The sums of the round to enter; after a refusal, as they were typed, the wrong ones
-    # marked and named in the message.
-    contenders = tied or players
-    entered = (request.GET.getlist("t") if error else [])[: len(contenders)]
-    entered += [""] * (len(contenders) - len(entered))
-    sums = [
-        {"player": p, "value": raw[:10], "wrong": bool(error) and not _possible_sum(raw)}
-        for p, raw in zip(contenders, entered, strict=True)
-    ]
-    if wrong := [s["player"].name for s in sums if s["wrong"]]:
-        error = _("Revisa la suma de %(names)s: con cinco dados sale entre 5 y 30.") % {
-            "names": names_list(wrong)
-        }
     moves = [
         {
             "player": p,
@@ -268,11 +249,11 @@ def scorecard_order(request):
             "moves": moves,
             "players": players,
             "ids": ids,
-            "rounds": rounds,
-            "starter": players[0] if starter is not None else None,
-            "tied": tied,
-            "sums": sums,
-            "error": error,
+            "rounds": who.rounds,
+            "starter": players[0] if who.starter is not None else None,
+            "tied": who.tied,
+            "sums": who.sums,
+            "error": who.error,
             # One card per rendering of this page, however often «Crear tarjeta» is sent.
             "token": uuid.uuid4(),
         },
@@ -296,39 +277,6 @@ def _swap(ids, a, b):
     ids = list(ids)
     ids[a], ids[b] = ids[b], ids[a]
     return ids
-
-
-def _who_starts(raw_rounds, n):
-    """Parse «¿Quién empieza?» rounds: each 's' is one round of comma-separated sums.
-
-    Round one has a sum per player; each later round has a sum per player still tied.
-    Returns (rounds, index of the starter or None, error message or None).
-    """
-    rounds = []
-    contenders = list(range(n))
-    for raw in raw_rounds[:20]:
-        sums = [part.strip() for part in raw.split(",")]
-        if len(sums) != len(contenders) or not all(_possible_sum(s) for s in sums):
-            return rounds, None, _("Cada suma de cinco dados está entre 5 y 30.")
-        round_sums = dict(zip(contenders, (int(s) for s in sums), strict=True))
-        rounds.append(round_sums)
-        best = max(round_sums.values())
-        contenders = [i for i, s in round_sums.items() if s == best]
-        if len(contenders) == 1:
-            return rounds, contenders[0], None
-    return rounds, None, None
-
-
-def _possible_sum(raw: str) -> bool:
-    """Whether raw is a sum five dice can show: 5 to 30."""
-    raw = raw.strip()
-    return raw.isascii() and raw.isdigit() and len(raw) <= 2 and 5 <= int(raw) <= 30
-
-
-def _tied(rounds, players):
-    last = rounds[-1]
-    best = max(last.values())
-    return [players[i] for i, s in last.items() if s == best]
 
 
 @login_required
