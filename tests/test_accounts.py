@@ -36,7 +36,7 @@ def test_htmx_after_the_session_ended_sends_the_whole_page_to_log_in(client, met
 
     card = make_scorecard(UserFactory(), n=2)
     page = f"/tarjetas/{card.pk}/"
-    url = reverse("scorecard_live", args=[card.pk]) + "?v=0"
+    url = reverse("scorecard_live", args=[card.pk]) + "?version=0"
     if method == "post":
         seat = card.seats.first()
         url = reverse("box", args=[card.pk, seat.pk, "chance"])
@@ -331,7 +331,7 @@ def test_a_temporary_password_sends_the_live_cards_poll_to_the_change(temporary_
     from tests.factories import make_scorecard
 
     card = make_scorecard(UserFactory(), [ana, UserFactory()])
-    poll = reverse("scorecard_live", args=[card.pk]) + f"?v={card.version}"
+    poll = reverse("scorecard_live", args=[card.pk]) + f"?version={card.version}"
     response = temporary_client.get(poll, headers={"HX-Request": "true"})
     assert response.status_code == 200
     assert response["HX-Redirect"] == reverse("password_change")  # the whole page goes

@@ -1,5 +1,5 @@
 """Migration 0006 moves every change's items into the change's row, and back again;
-0007 moves the seat's checks into domains on PostgreSQL, and back again."""
+0007 moves the seat's checks into domains on PostgreSQL and 0009 puts them back on the table."""
 
 import json
 
@@ -187,3 +187,50 @@ def test_0007_refuses_the_same_values_by_the_same_names_both_ways(
     finally:
         migrate(latest())
     assert refused(update, [bad, seat])
+
+
+PLAIN = [("scorecards", "0009_plain_checks_and_change_version")]
+TUNED = [("scorecards", "0008_labels_in_spanish")]
+
+
+@pytest.fixture
+def finished_games(flushable_db):
+    """At 0008, the schema before plain Django: a finalized game with its change log and
+    a game in progress. The database goes back to the latest schema afterwards."""
+    apps = migrate(TUNED)
+    User = apps.get_model("accounts", "User")
+    Scorecard, Seat, Change = (
+        apps.get_model("scorecards", n) for n in ("Scorecard", "Seat", "Change")
+    )
+    olga, ana = (User.objects.create(username=name) for name in ("olga", "ana"))
+    done, playing = (Scorecard.objects.create(organizer=olga, version=1) for _ in range(2))
+    final = Seat.objects.create(scorecard=done, player=ana, order=0, chance=23, total=23, place=1)
+    Seat.objects.create(scorecard=playing, player=ana, order=0, ones=3)
+    Change.objects.create(
+        scorecard=done, author=olga, kind="box", items=[[final.pk, "chance", None, 23]]
+    )
+    Scorecard.objects.filter(pk=done.pk).update(finalized_at="2026-11-29T20:00:00Z")
+    yield {"done": done.pk, "playing": playing.pk, "seat": final.pk}
+    migrate(latest())
+
+
+def test_0009_migrates_a_database_holding_finalized_games_and_back(finished_games):
+    seat = finished_games["seat"]
+    update = "UPDATE scorecards_seat SET chance = %s WHERE id = %s"
+    postgres = connection.vendor == "postgresql"
+    for target in (PLAIN, TUNED, PLAIN):
+        apps = migrate(target)
+        if postgres:  # the checks on the table after 0009, in domains at 0008
+            assert seat_checks() == ((31, 0) if target == PLAIN else (0, 17))
+        Seat = apps.get_model("scorecards", "Seat")
+        assert Seat.objects.get(pk=seat).chance == 23
+        # The finalized game still refuses every change, and impossible values stay out.
+        assert "finalized" in (refusal(update, [24, seat]) or "")
+        assert refused(
+            "UPDATE scorecards_seat SET chance = 4 WHERE scorecard_id = %s",
+            [finished_games["playing"]],
+        )
+    Change = apps.get_model("scorecards", "Change")
+    assert list(Change.objects.values_list("version", flat=True)) == [None]
+    tables = connection.introspection.table_names()
+    assert "scorecards_statsversion" not in tables

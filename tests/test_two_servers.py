@@ -55,10 +55,10 @@ def test_a_write_through_one_server_is_seen_through_the_other(shared_database, t
             f"/tarjetas/{card}/casilla/{seat}/sixes/", {"value": "24", "was": ""}, htmx=True
         )
         assert written.status == 200
-        seen = second.get(f"/tarjetas/{card}/vivo/?v=0", htmx=True)
+        seen = second.get(f"/tarjetas/{card}/vivo/?version=0", htmx=True)
         assert seen.status == 200
         assert 'aria-label="Seises — Ana: 24"' in seen.body
-        assert second.get(f"/tarjetas/{card}/vivo/?v=1", htmx=True).status == 204
+        assert second.get(f"/tarjetas/{card}/vivo/?version=1", htmx=True).status == 204
 
         refused = second.post(
             f"/tarjetas/{card}/casilla/{seat}/sixes/", {"value": "30", "was": ""}, htmx=True
