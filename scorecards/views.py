@@ -400,7 +400,11 @@ def _editable(request, pk) -> Scorecard:
 
 
 def _dice(raw: str) -> list[int]:
-    return [int(c) for c in raw[: rules.DICE] if c.isascii() and c.isdigit() and 1 <= int(c) <= 6]
+    return [
+        int(c)
+        for c in raw[: rules.DICE]
+        if c.isascii() and c.isdigit() and 1 <= int(c) <= rules.FACES
+    ]
 
 
 @login_required

@@ -109,8 +109,8 @@ def test_a_sqlite_connection_runs_in_wal_mode_and_syncs_every_commit(db):
 
 @sqlite_only
 def test_a_sqlite_transaction_takes_the_write_lock_when_it_begins(transactional_db):
-    """BEGIN IMMEDIATE: a read-then-write transaction holds the lock from its first read,
-    so a second writer waits its turn rather than failing halfway."""
+    """BEGIN IMMEDIATE: a transaction holds the write lock from its start, so one that
+    reads and then writes never fails halfway; a second writer waits its turn."""
     other = sqlite3.connect(connection.settings_dict["NAME"], timeout=0)
     try:
         with transaction.atomic():
