@@ -3,7 +3,7 @@ import importlib
 import pytest
 
 from tests.browsing import CHROMIUM
-from tests.factories import UserFactory
+from tests.factories import UserFactory, make_scorecard
 
 
 @pytest.fixture(autouse=True)
@@ -30,6 +30,22 @@ def ben(db):
 @pytest.fixture
 def carla(db):
     return UserFactory(username="carla", display_name="Carla")
+
+
+@pytest.fixture
+def organizer(db):
+    return UserFactory(username="org", display_name="Olga")
+
+
+@pytest.fixture
+def card(organizer, ana, ben):
+    return make_scorecard(organizer, [ana, ben])
+
+
+@pytest.fixture
+def org_client(client, organizer):
+    client.force_login(organizer)
+    return client
 
 
 @pytest.fixture

@@ -52,6 +52,10 @@ def make_scorecard(organizer=None, players=(), n=2):
     return scorecard_create(organizer=organizer, players=players)
 
 
+def seat_of(scorecard, player):
+    return scorecard.seats.get(player=player)
+
+
 def enter(scorecard, seat, author, **boxes):
     """Write blank boxes through the app's service, each with its change log entry."""
     from scorecards.services import box_write

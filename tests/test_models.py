@@ -10,23 +10,9 @@ from django.utils import translation
 from scorecards import rules, services
 from scorecards.models import BONUS, Change, FinalizedError, Scorecard, Seat
 from scorecards.rules import Category
-from tests.factories import UserFactory, enter, fill, full_card, make_scorecard
+from tests.factories import UserFactory, enter, fill, full_card, make_scorecard, seat_of
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def organizer():
-    return UserFactory(username="org", display_name="Olga")
-
-
-@pytest.fixture
-def card(organizer, ana, ben):
-    return make_scorecard(organizer, [ana, ben])
-
-
-def seat_of(card, player):
-    return card.seats.get(player=player)
 
 
 def finalize(card):

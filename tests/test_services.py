@@ -9,23 +9,17 @@ from django.test.utils import CaptureQueriesContext
 from scorecards import rules, services
 from scorecards.models import BONUS, Change, Scorecard, Seat
 from scorecards.services import Refused
-from tests.factories import UserFactory, enter, fill, full_card, logged_items, make_scorecard
+from tests.factories import (
+    UserFactory,
+    enter,
+    fill,
+    full_card,
+    logged_items,
+    make_scorecard,
+    seat_of,
+)
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def organizer():
-    return UserFactory(username="org", display_name="Olga")
-
-
-@pytest.fixture
-def card(organizer, ana, ben):
-    return make_scorecard(organizer, [ana, ben])
-
-
-def seat_of(card, player):
-    return card.seats.get(player=player)
 
 
 def write(card, seat, box, value, was="", author=None):

@@ -10,32 +10,12 @@ from django.urls import reverse
 
 from scorecards import services
 from scorecards.models import BONUS, Change, Scorecard, Seat
-from tests.factories import UserFactory, fill, logged_items, make_scorecard
+from tests.factories import UserFactory, fill, logged_items, make_scorecard, seat_of
 
 pytestmark = pytest.mark.django_db
 
 HTMX = {"HX-Request": "true"}
 SUM_ROWS = ("upper", "upper_bonus", "lower", "yahtzee_bonuses", "total", "place")
-
-
-@pytest.fixture
-def organizer():
-    return UserFactory(username="org", display_name="Olga")
-
-
-@pytest.fixture
-def card(organizer, ana, ben):
-    return make_scorecard(organizer, [ana, ben])
-
-
-@pytest.fixture
-def org_client(client, organizer):
-    client.force_login(organizer)
-    return client
-
-
-def seat_of(card, player):
-    return card.seats.get(player=player)
 
 
 def version_of(card):
