@@ -191,16 +191,19 @@ def test_the_page_patched_by_writes_is_the_card_a_reload_shows(phone):
     assert page.errors == []
 
 
-def test_the_organizers_page_does_not_poll_while_a_write_is_on_its_way(phone):
-    """A live refresh never lands between a write and its answer."""
-    from scorecards.services import scorecard_create
-
-    page = phone
+def one_write_in(page):
+    """The organizer's page of a one-player card, at version 1."""
     organizer = UserFactory(username="olga", display_name="Olga")
-    card = scorecard_create(organizer=organizer, players=[UserFactory(display_name="Ana")])
+    card = make_scorecard(organizer, [UserFactory(display_name="Ana")])
     log_in(page, "olga")
     page.goto(f"/tarjetas/{card.pk}/")
     enter(page, "Unos", "Ana", 3)
+    return page
+
+
+def test_the_organizers_page_does_not_poll_while_a_write_is_on_its_way(phone):
+    """A live refresh never lands between a write and its answer."""
+    page = one_write_in(phone)
 
     page.locator('a.cell[aria-label^="Doses — Ana:"]').click()
     page.locator("#picker-dialog[open]").wait_for()
@@ -231,14 +234,7 @@ def test_the_organizers_page_does_not_poll_while_a_write_is_on_its_way(phone):
 
 def test_a_poll_answer_that_arrives_after_a_write_is_dropped(phone):
     """A poll sent before a write, answered after it, would put the older card back."""
-    from scorecards.services import scorecard_create
-
-    page = phone
-    organizer = UserFactory(username="olga", display_name="Olga")
-    card = scorecard_create(organizer=organizer, players=[UserFactory(display_name="Ana")])
-    log_in(page, "olga")
-    page.goto(f"/tarjetas/{card.pk}/")
-    enter(page, "Unos", "Ana", 3)
+    page = one_write_in(phone)
     held = []
     page.route("**/vivo/**", lambda route: held.append(route))  # hold the next poll
     for _ in range(100):

@@ -90,7 +90,7 @@ def test_two_requests_with_one_token_at_once_make_one_card(transactional_db, ana
 
 
 on_postgres = pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="the one-statement box write is PostgreSQL's"
+    connection.vendor != "postgresql", reason="SQLite has no row locks"
 )
 
 
@@ -115,18 +115,11 @@ def _another_device_holds_the_card(card, seat, box, value):
     return thread, release
 
 
-def _write_while_held(monkeypatch, card, seat, box, value, organizer, held):
-    """The box write from another thread, started while `held` holds the card: its one
-    statement reads the card as it was and waits for the lock; then `held` commits."""
+def _write_while_held(card, seat, box, value, organizer, held):
+    """The box write from another thread, started while `held` holds the card: it waits
+    for the card's row lock (select_for_update); then `held` commits."""
     thread_of_other, release = held
-    outcomes, result = [], {}
-    one_statement = services._box_written_in_one_statement
-
-    def recorded(*args):
-        outcomes.append(one_statement(*args))
-        return outcomes[-1]
-
-    monkeypatch.setattr(services, "_box_written_in_one_statement", recorded)
+    result = {}
 
     def writer():
         try:
@@ -147,7 +140,7 @@ def _write_while_held(monkeypatch, card, seat, box, value, organizer, held):
     thread.start()
     try:
         waiting = 0
-        for _ in range(200):  # until the write's statement waits for the other's lock
+        for _ in range(200):  # until the write waits for the other's lock
             with connection.cursor() as cursor:
                 cursor.execute(
                     "SELECT count(*) FROM pg_stat_activity"
@@ -162,20 +155,19 @@ def _write_while_held(monkeypatch, card, seat, box, value, organizer, held):
         release.set()
         thread_of_other.join(10)
         thread.join(10)
-    assert outcomes == [None]  # the statement found the card changed and wrote nothing
     return result
 
 
 @on_postgres
-def test_a_one_statement_write_that_waited_for_another_devices_is_checked_again(
-    transactional_db, monkeypatch
+def test_a_write_that_waited_for_another_devices_lock_reads_the_card_it_left(
+    transactional_db,
 ):
     organizer = UserFactory()
     card = make_scorecard(organizer, n=2)
     ana, ben = card.seats.order_by("order")
     held = _another_device_holds_the_card(card, ben, "ones", 3)
-    result = _write_while_held(monkeypatch, card, ana, "twos", "4", organizer, held)
-    # read again, the write still holds (another box) and is made after the other one
+    result = _write_while_held(card, ana, "twos", "4", organizer, held)
+    # read once the other committed: another box, so it is made after the other one
     assert result["card"].version == card.version + 2
     assert Seat.objects.get(pk=ana.pk).twos == 4
     assert Seat.objects.get(pk=ben.pk).ones == 3
@@ -183,14 +175,14 @@ def test_a_one_statement_write_that_waited_for_another_devices_is_checked_again(
 
 
 @on_postgres
-def test_a_one_statement_write_to_a_box_another_device_changed_meanwhile_is_refused(
-    transactional_db, monkeypatch
+def test_a_write_to_a_box_another_device_changed_while_it_waited_is_refused(
+    transactional_db,
 ):
     organizer = UserFactory()
     card = make_scorecard(organizer, n=2)
     ana = card.seats.order_by("order").first()
     held = _another_device_holds_the_card(card, ana, "twos", 6)
-    result = _write_while_held(monkeypatch, card, ana, "twos", "4", organizer, held)
+    result = _write_while_held(card, ana, "twos", "4", organizer, held)
     assert result["refused"].status == 409
     assert "cambió mientras tanto" in result["refused"].message
     assert Seat.objects.get(pk=ana.pk).twos == 6
