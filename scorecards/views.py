@@ -63,37 +63,42 @@ def _logged(changes, seats) -> list[Change]:
     return changes
 
 
-def _sheet_context(scorecard, *, error=None) -> dict:
-    """What the card's sheet and its parts show."""
+def _parts(scorecard) -> dict:
+    """What both the whole sheet and a patch show: the sums and positions per column, the
+    latest changes and, to the organizer, what is missing to finalize."""
     seats = list(scorecard.seats.all())
+    totals = [seat.totals for seat in seats]
     columns = [
         {
             "seat": seat,
-            "totals": seat.totals,
+            "totals": t,
             "place": place,
-            "missing": max(0, rules.UPPER_BONUS_THRESHOLD - seat.totals.upper),
+            "missing": max(0, rules.UPPER_BONUS_THRESHOLD - t.upper),
         }
-        for seat, place in zip(seats, scorecard.places, strict=True)
-    ]
-    rows = [
-        {"box": c.value, "label": box_name(c), "cells": [_cell(seat, c.value) for seat in seats]}
-        for c in Category
+        for seat, t, place in zip(seats, totals, scorecard.places, strict=True)
     ]
     changes = _logged(Change.objects.recent(scorecard), seats)
-    context = {
-        "scorecard": scorecard,
-        "seats": seats,
-        "columns": columns,
-        "upper": rows[: len(rules.UPPER)],
-        "lower": rows[len(rules.UPPER) :],
-        "changes": changes,
-        "error": error,
-    }
+    context = {"scorecard": scorecard, "seats": seats, "columns": columns, "changes": changes}
     if scorecard.editable:
         context["problems"] = [(s.player.name, problems) for s in seats if (problems := s.problems)]
     if scorecard.is_finalized:
         context["log_summary"] = _log_summary(changes)
     return context
+
+
+def _sheet_context(scorecard, *, error=None) -> dict:
+    """What the card's whole sheet shows: its parts, and a row of cells per box."""
+    context = _parts(scorecard)
+    rows = [
+        {
+            "box": c.value,
+            "label": box_name(c),
+            "cells": [_cell(s, c.value) for s in context["seats"]],
+        }
+        for c in Category
+    ]
+    upper = len(rules.UPPER)
+    return context | {"upper": rows[:upper], "lower": rows[upper:], "error": error}
 
 
 def _sheet(request, scorecard, *, error=None, status=200) -> HttpResponse:
@@ -107,7 +112,7 @@ def _sheet(request, scorecard, *, error=None, status=200) -> HttpResponse:
 def _patch(request, scorecard, since, cells) -> HttpResponse:
     """What changed after version `since`, for a page that shows that version: the
     written cells and the parts that follow them, all swapped in out of band."""
-    context = _sheet_context(scorecard) | {"cells": cells, "oob": True}
+    context = _parts(scorecard) | {"cells": cells, "oob": True}
     response = render(request, "scorecards/card.html#patch", context)
     response["HX-Reswap"] = "none"
     # The page drops it if it no longer shows `since` (a later answer got there first).
