@@ -4,7 +4,7 @@ from django.contrib.auth import password_validation
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 from django.contrib.auth.forms import UserChangeForm, UsernameField
 from django.db.models import Count, Max, Q
-from django.utils.html import format_html, format_html_join
+from django.template.loader import render_to_string
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
@@ -193,10 +193,5 @@ class UserAdmin(BaseUserAdmin):
 
 
 def _temporary_message(issued):
-    lines = format_html_join(
-        "",
-        "<li><strong>{}</strong> ({}): <code>{}</code></li>",
-        ((user.name, user.username, password) for user, password in issued),
-    )
-    intro = _("Contraseñas temporales (se muestran una sola vez; deberán cambiarse al entrar):")
-    return format_html("{}<ul>{}</ul>", intro, lines)
+    """The passwords just issued, shown once, above the admin's list."""
+    return render_to_string("admin/accounts/temporary_passwords.html", {"issued": issued})

@@ -76,3 +76,8 @@ def problem_text(problem) -> str:
 def names_list(names) -> str:
     """«Ana, Ben y Carla»: names as a sentence list in the active language."""
     return get_text_list(names, gettext("y"))
+
+
+def said(value) -> str:
+    """A box's value in words: «sin anotar» while blank."""
+    return gettext("sin anotar") if value is None else str(value)

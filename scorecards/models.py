@@ -6,7 +6,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from scorecards import rules
-from scorecards.labels import BONUS_BOX, BOX_LABELS, box_label, box_name, problem_text
+from scorecards.labels import BONUS_BOX, BOX_LABELS, box_label, box_name, problem_text, said
 from scorecards.rules import Category
 
 # The bonus count line is edited like a box; it is not a rules.Category.
@@ -28,6 +28,8 @@ class ScorecardQuerySet(models.QuerySet):
         organizer (or staff) changes it, and nobody once it is finalized. Every view and
         service asks this, so the rule lives here only.
         """
+        if not user.is_authenticated:
+            return self.none()
         editable = Q(finalized_at__isnull=True)
         cards = self
         if not user.is_staff:
@@ -288,9 +290,7 @@ class Change(models.Model):
 
     def summary(self, seats) -> str:
         """Its items in words («Ana: Chance sin anotar → 23»); seats maps seat id to seat."""
-        blank = gettext("sin anotar")
         return "; ".join(
-            f"{seats.get(seat_id, seat_id)}: {box_label(box)} "
-            f"{blank if old is None else old} → {blank if new is None else new}"
+            f"{seats.get(seat_id, seat_id)}: {box_label(box)} {said(old)} → {said(new)}"
             for seat_id, box, old, new in self.items
         )

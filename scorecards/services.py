@@ -6,7 +6,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from scorecards import rules
-from scorecards.labels import BOX_LABELS, box_label
+from scorecards.labels import BOX_LABELS, box_label, said
 from scorecards.models import BONUS, BOXES, Change, FinalizedError, Scorecard, Seat
 from scorecards.rules import Category
 
@@ -42,13 +42,16 @@ def parse_value(raw) -> int | None:
     return int(text)
 
 
-def editable(scorecard_id, user) -> Scorecard:
-    """The card with its seats if user may change it, locked until the transaction ends.
+def editable(scorecard_id, user, *, lock=True) -> Scorecard:
+    """The card with its seats if user may change it; with lock (in a transaction), locked
+    until the transaction ends.
 
     A card they may not see does not exist (404), one they may only see is not theirs
     to change (403), and a finalized one changes for nobody (409).
     """
-    cards = Scorecard.objects.for_user(user).with_seats().select_for_update(of=("self",))
+    cards = Scorecard.objects.for_user(user).with_seats()
+    if lock:
+        cards = cards.select_for_update(of=("self",))
     scorecard = cards.filter(pk=scorecard_id).first()
     if scorecard is None:
         raise Refused(_("Esa tarjeta no existe."), status=404, access=True)
@@ -83,10 +86,8 @@ def _record(scorecard, author, kind, items, undoes=None) -> Change:
         .filter(pk=scorecard.pk, version=scorecard.version)
         .update(version=F("version") + 1)
     )
-    if not moved:
-        raise Refused(
-            _("La tarjeta ha cambiado desde que la viste: revisa antes de deshacer."), status=409
-        )
+    if not moved:  # the lock (or SQLite's IMMEDIATE transaction) rules this out
+        raise RuntimeError(f"card {scorecard.pk} changed while locked")
     scorecard.version += 1
     written = {}
     for seat, box, _old, new in items:
@@ -171,7 +172,7 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
                 % {
                     "player": seat.player.name,
                     "box": box_label(box),
-                    "now": _("sin anotar") if current is None else current,
+                    "now": said(current),
                 },
                 status=409,
             )
@@ -211,7 +212,7 @@ def joker_write(*, scorecard_id, seat_id, face, box, author) -> Scorecard:
                 % {"box": BOX_LABELS[category]},
                 status=409,
             )
-        with_bonus = seat.yahtzee == max(rules.allowed_scores(Category.YAHTZEE))
+        with_bonus = seat.yahtzee == rules.YAHTZEE_SCORE
         if with_bonus and seat.yahtzee_bonuses >= rules.MAX_YAHTZEE_BONUSES:
             raise Refused(
                 _("No puede haber más de %(max)s bonus de Yahtzee.")

@@ -21,7 +21,7 @@ from django.views.decorators.vary import vary_on_headers
 from accounts.models import fold
 from scorecards import rules, services, stats
 from scorecards.forms import HistoryFilterForm, WhoStartsForm
-from scorecards.labels import box_label, box_name, names_list
+from scorecards.labels import box_label, box_name, names_list, said
 from scorecards.models import BONUS, BOXES, Change, Scorecard, Seat
 from scorecards.rules import Category
 from scorecards.services import Refused
@@ -42,10 +42,6 @@ def _cell(seat, box) -> dict:
     return {"seat": seat, "box": box, "label": box_label(box), "value": getattr(seat, box)}
 
 
-def _said(value) -> str:
-    return _("sin anotar") if value is None else str(value)
-
-
 def _logged(changes, seats) -> list[Change]:
     """The changes, each with its items in words as `lines`, for the card's log."""
     players = {seat.pk: seat.player.name for seat in seats}
@@ -55,8 +51,8 @@ def _logged(changes, seats) -> list[Change]:
             {
                 "player": players.get(seat_id, ""),
                 "box": box_label(box),
-                "old": _said(old),
-                "new": _said(new),
+                "old": said(old),
+                "new": said(new),
             }
             for seat_id, box, old, new in change.items
         ]
@@ -239,19 +235,11 @@ def scorecard_order(request):
     who = WhoStartsForm(request.GET, players)
     players = who.seating
     ids = [p.pk for p in players]
-    moves = [
-        {
-            "player": p,
-            "up": _query(_swap(ids, i, i - 1)) if i > 0 else None,
-            "down": _query(_swap(ids, i, i + 1)) if i < len(ids) - 1 else None,
-        }
-        for i, p in enumerate(players)
-    ]
     return render(
         request,
         "scorecards/order.html",
         {
-            "moves": moves,
+            "moves": _moves(players),
             "players": players,
             "ids": ids,
             "rounds": who.rounds,
@@ -263,6 +251,19 @@ def scorecard_order(request):
             "token": uuid.uuid4(),
         },
     )
+
+
+def _moves(players) -> list[dict]:
+    """Each player with the seating orders one step up and one step down, as queries."""
+    ids = [p.pk for p in players]
+    return [
+        {
+            "player": p,
+            "up": _query(_swap(ids, i, i - 1)) if i > 0 else None,
+            "down": _query(_swap(ids, i, i + 1)) if i < len(ids) - 1 else None,
+        }
+        for i, p in enumerate(players)
+    ]
 
 
 def _token(raw: str) -> uuid.UUID | None:
@@ -358,7 +359,7 @@ def box_write(request, pk, seat_id, box):
 @vary_on_headers("HX-Request")
 def box_picker(request, pk, seat_id, box):
     """The values a box may take; with the dice typed in, the score they make."""
-    scorecard = _editable(request, pk)
+    scorecard = services.editable(pk, request.user, lock=False)
     seat = scorecard.seat(seat_id)
     if box not in BOXES or seat is None:
         raise Http404
@@ -393,17 +394,6 @@ def box_picker(request, pk, seat_id, box):
     return render(request, template, context)
 
 
-def _editable(request, pk) -> Scorecard:
-    """The card if this user may change it: 404 if they may not see it, 403 if they may
-    only look, and a refusal once it is finalized."""
-    scorecard = _card(request, pk)
-    if scorecard.is_finalized:
-        raise Refused(str(services.FinalizedError.message), status=409)
-    if not scorecard.editable:
-        raise PermissionDenied
-    return scorecard
-
-
 def _dice(raw: str) -> list[int]:
     return [
         int(c)
@@ -416,20 +406,28 @@ def _dice(raw: str) -> list[int]:
 @require_http_methods(["GET", "POST"])
 @vary_on_headers("HX-Request")
 def joker(request, pk, seat_id):
-    """«Yahtzee adicional»: the face, then only the boxes the joker order allows."""
+    """«Yahtzee adicional»: its picker (GET) or its write (POST)."""
+    view = joker_write if request.method == "POST" else joker_picker
     try:
-        if request.method == "POST":
-            scorecard = services.joker_write(
-                scorecard_id=pk,
-                seat_id=seat_id,
-                face=request.POST.get("face"),
-                box=request.POST.get("box"),
-                author=request.user,
-            )
-            return _saved(request, scorecard)
-        scorecard = _editable(request, pk)
+        return view(request, pk, seat_id)
     except Refused as refused:
         return _refused(request, pk, refused)
+
+
+def joker_write(request, pk, seat_id):
+    scorecard = services.joker_write(
+        scorecard_id=pk,
+        seat_id=seat_id,
+        face=request.POST.get("face"),
+        box=request.POST.get("box"),
+        author=request.user,
+    )
+    return _saved(request, scorecard)
+
+
+def joker_picker(request, pk, seat_id):
+    """The face of the five dice, then only the boxes the joker order allows."""
+    scorecard = services.editable(pk, request.user, lock=False)
     seat = scorecard.seat(seat_id)
     if seat is None:
         raise Http404
@@ -486,7 +484,7 @@ def discard(request, pk):
             services.scorecard_discard(scorecard_id=pk, author=request.user)
             messages.success(request, _("Tarjeta descartada."))
             return redirect("home")
-        scorecard = _editable(request, pk)
+        scorecard = services.editable(pk, request.user, lock=False)
     except Refused as refused:
         return _refused(request, pk, refused)
     return render(request, "scorecards/discard.html", {"scorecard": scorecard})

@@ -19,17 +19,22 @@
       return;
     }
     if (!source) return;
-    if (source.getAttribute("hx-target") === "#picker" && !source.closest("#picker")) {
-      opener = source;
+    var toPicker = source.getAttribute("hx-target") === "#picker";
+    // The write's form stays in the page until its answer has been handled: an answer
+    // to a form no longer in the page would be lost, and with it the page's updates.
+    if (toPicker && writing > 0) {
+      event.preventDefault();
+      return;
     }
-    if (config.verb === "post") writing += 1;
+    if (toPicker && !source.closest("#picker")) opener = source;
+    if (config.verb === "post") {
+      writing += 1;
+      // loadend: answered, failed, timed out or aborted alike.
+      event.detail.xhr.addEventListener("loadend", function () {
+        writing = Math.max(0, writing - 1);
+      });
+    }
     hideError();
-  });
-
-  document.addEventListener("htmx:afterRequest", function (event) {
-    var config = event.detail.requestConfig;
-    if (!config || isPoll(config.elt) || config.verb !== "post") return;
-    writing = Math.max(0, writing - 1);
   });
 
   document.addEventListener("htmx:afterSwap", function (event) {
