@@ -2,8 +2,8 @@
 
 bench/run.py writes the config (the server's address, each table's six players with a
 logged-in session, the durations) and reads the JSON this prints. Per table, the
-organizer's phone creates the card through the app, then every second of its schedule
-(`constant_pacing(1)`) it may, like every player's phone: poll the live card at the
+organizer's phone creates the card through the app, then on every second of its own
+schedule (`pacing`) it may, like every player's phone: poll the live card at the
 interval the page asks (`hx-trigger="every 3s"`), reload the whole card page once a
 minute, and every five minutes open «Historial», its statistics page or «Clasificación».
 The organizer's phone also writes a box every 5 s: the picker (GET), then one of the values
@@ -12,22 +12,24 @@ it offers (POST), as htmx sends them. Two more users request the stock floors
 """
 
 import contextlib
+import gc
 import html
 import json
+import math
 import os
 import random
 import re
 import sys
 import time
-from http.cookiejar import Cookie
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 import gevent
 from gevent.event import Event
-from locust import FastHttpUser, constant_pacing, events, task
+from locust import FastHttpUser, events, task
 from locust.env import Environment
 from locust.log import setup_logging
+from requests.cookies import create_cookie
 
 WRITE_EVERY, RELOAD_EVERY, STATS_EVERY = 5, 60, 300  # seconds
 HX = {"HX-Request": "true"}
@@ -35,62 +37,80 @@ FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 BOXES = {"ones", "twos", "threes", "fours", "fives", "sixes", "three_of_a_kind",
          "four_of_a_kind", "full_house", "small_straight", "large_straight", "yahtzee",
          "chance"}  # fmt: skip
-POLL = re.compile(r'<[^>]*\bid="sheet-poll"[^>]*>')
-HX_GET = re.compile(r'\bhx-get="([^"]+)"')
-EVERY = re.compile(r"every (\d+)s")
-# The hidden inputs a write includes (hx-include="#sheet-version, #sheet-answer").
-SHEET_INPUT = re.compile(r'<input type="hidden" id="sheet-[^"]*" name="([^"]+)" value="([^"]*)"')
-CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+TAG = r"<{}\b([^>]*)>"
+ATTRIBUTE = re.compile(r'([\w:-]+)="([^"]*)"')
 CELL = re.compile(r'/casilla/(\d+)/(\w+)/"')
-VALUE = re.compile(r'name="value" value="(\d+)"')
-WAS = re.compile(r'name="was" value="([^"]*)"')
-VERSION = re.compile(r'name="version" value="(\d+)"')
 
 CONFIG: dict = {}
 CARDS: dict[int, int] = {}  # table -> card pk, once its organizer created it
 CREATED: dict[int, Event] = {}
 SEATS: list = []  # (class name, table, seat, user, session), taken as users start
-TICKS = {"done": 0}
+LATE: list[float] = []  # how late each tick started after its slot, in seconds
 CPU_WARNINGS = {"count": 0}
 
 
-def session_cookie(name: str, value: str) -> Cookie:
+def pacing(period: float):
+    """Locust's constant_pacing, anchored to each phone's own phase.
+
+    constant_pacing starts the next task `period` after the last one started, or at once
+    when the last one took longer: after one server stall of over a second, every phone
+    whose request it held then ticks at the same instant, and they stay in step (a burst a
+    second, each request queued behind the others). Phones keep their own timers: here a
+    tick starts on the phone's next slot (phase + k x period); a slot missed is skipped.
+    """
+
+    def wait_time(user) -> float:
+        now = time.monotonic()
+        user.slot = math.floor((now - user.phase) / period) + 1
+        return user.phase + user.slot * period - now
+
+    return wait_time
+
+
+def tick_started(user) -> None:
+    LATE.append(time.monotonic() - (user.phase + user.slot))
+
+
+def tags(text: str, name: str) -> list[dict]:
+    """The attributes of every `name` tag in the HTML text."""
+    return [
+        {key: html.unescape(value) for key, value in ATTRIBUTE.findall(attributes)}
+        for attributes in re.findall(TAG.format(name), text or "")
+    ]
+
+
+def hidden(text: str) -> list[tuple[str, str]]:
+    return [
+        (i["name"], i.get("value", "")) for i in tags(text, "input") if i.get("type") == "hidden"
+    ]
+
+
+def log_in(client, session: str) -> None:
     host = urlsplit(CONFIG["base"]).hostname
-    return Cookie(
-        0,
-        name,
-        value,
-        None,
-        False,
-        host,
-        False,
-        False,
-        "/",
-        True,
-        False,
-        None,
-        False,
-        None,
-        None,
-        {},
-    )
+    client.cookiejar.set_cookie(create_cookie(CONFIG["session_cookie"], session, domain=host))
 
 
 class Phone(FastHttpUser):
-    """A player's phone at a table: a logged-in session, the card page, its live poll."""
+    """A player's phone at a table: a logged-in session, the card page, its live poll.
+
+    It sends what htmx would: the poll's `hx-get` with the inputs its `hx-include` names,
+    and the picker form's fields, its `hx-include`d inputs and the value tapped.
+    """
 
     abstract = True
-    wait_time = constant_pacing(1)
+    wait_time = pacing(1)
     network_timeout = connection_timeout = 10.0
     writes = False
+    slot = 0
 
     def on_start(self):
         kind = type(self).__name__
         index = next(i for i, s in enumerate(SEATS) if s[0] == kind)
         _, self.table, self.seat, self.user_id, session = SEATS.pop(index)
-        self.client.cookiejar.set_cookie(session_cookie(CONFIG["session_cookie"], session))
-        self.tick = random.randrange(STATS_EVERY)  # phones are out of step with each other
-        self.poll_url, self.poll_every, self.fields, self.csrf = None, 3, {}, ""
+        log_in(self.client, session)
+        self.phase = time.monotonic() + random.random()  # phones are out of step
+        self.offset = random.randrange(STATS_EVERY)
+        self.poll_element, self.poll_every, self.inputs, self.csrf = {}, 3, {}, ""
         self.stats_pages = ["/historial/", f"/jugadores/{self.user_id}/", "/clasificacion/"]
         if self.writes:
             self.create_card()
@@ -101,41 +121,45 @@ class Phone(FastHttpUser):
 
     def create_card(self):
         players = "&".join(f"p={user}" for user in CONFIG["tables"][self.table]["users"])
-        order = self.client.get(f"/tarjetas/nueva/orden/?{players}", name="create card")
-        form = order.text[order.text.index('action="/tarjetas/crear/"') :]
-        form = form[: form.index("</form>")]
-        fields = re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', form)
-        answer = self.client.post(
-            "/tarjetas/crear/", data=urlencode(fields), name="create card", headers=FORM
-        )
+        order = self.client.get(f"/tarjetas/nueva/orden/?{players}", name="create card").text
+        form = order[order.index('action="/tarjetas/crear/"') :]
+        fields = urlencode(hidden(form[: form.index("</form>")]))
+        answer = self.client.post("/tarjetas/crear/", data=fields, name="create card", headers=FORM)
         CARDS[self.table] = int(re.search(r"/tarjetas/(\d+)/", answer.url)[1])
         CREATED[self.table].set()
 
     def absorb(self, text: str) -> bool:
-        """Take what the page (or a fragment) holds for the next requests; False if no poll."""
-        self.fields.update(SHEET_INPUT.findall(text))
-        if token := CSRF.search(text):
-            self.csrf = token[1]
-        poll = POLL.search(text)
-        if poll is None:
-            return False
-        self.poll_url = html.unescape(HX_GET.search(poll[0])[1])
-        if every := EVERY.search(poll[0]):
-            self.poll_every = int(every[1])
-        return True
+        """Keep what a page or an answer brings (inputs with an id, the CSRF token, the
+        poll); True if it brings the card's version (an input, or a new poll)."""
+        versioned = False
+        for i in tags(text, "input"):
+            if "id" in i and "name" in i:
+                self.inputs[f"#{i['id']}"] = (i["name"], i.get("value", ""))
+                versioned |= i["name"] == "version"
+            if i.get("name") == "csrfmiddlewaretoken":
+                self.csrf = i["value"]
+        for poll in (d for d in tags(text, "div") if d.get("id") == "sheet-poll"):
+            self.poll_element = poll
+            self.poll_every = int(re.search(r"every (\d+)s", poll["hx-trigger"])[1])
+            versioned = True  # a new poll: its URL or what it includes has the version
+        return versioned
+
+    def included(self, element: dict) -> list[tuple[str, str]]:
+        names = [s.strip() for s in element.get("hx-include", "").split(",") if s.strip()]
+        return [self.inputs[name] for name in names if name in self.inputs]
 
     def load_page(self):
         with self.client.get(self.page, name="card page", catch_response=True) as r:
-            if r.status_code != 200 or not self.absorb(r.text or ""):
-                r.failure(f"{r.status_code}, no live poll in the page")
+            if not self.absorb(r.text) or not self.poll_element:
+                r.failure(f"{r.status_code}, no live card in the page")
             elif self.writes:  # row by row, as a game goes: round by round
                 cells = dict.fromkeys(CELL.findall(r.text))
                 self.cells = [(seat, box) for seat, box in cells if box in BOXES]
 
     @task
     def tick_(self):
-        TICKS["done"] += 1
-        self.tick += 1
+        tick_started(self)
+        self.tick = self.slot + self.offset
         if self.writes and self.tick % WRITE_EVERY == 0:
             self.write()
         if self.tick % RELOAD_EVERY == 0:
@@ -148,36 +172,39 @@ class Phone(FastHttpUser):
             self.client.get(page, name=names.get(page, "player statistics"))
 
     def poll(self):
-        with self.client.get(self.poll_url, headers=HX, name="poll", catch_response=True) as r:
+        url, params = self.poll_element["hx-get"], self.included(self.poll_element)
+        if params:
+            url += ("&" if "?" in url else "?") + urlencode(params)
+        with self.client.get(url, headers=HX, name="poll", catch_response=True) as r:
             if r.status_code == 204:
                 r.request_meta["name"] = "poll, unchanged (204)"
             elif r.status_code == 200:
                 r.request_meta["name"] = "poll, changed (200)"
-                if not self.absorb(r.text or ""):
-                    r.failure("no next poll in the answer")
+                if not self.absorb(r.text):
+                    r.failure("no new version in the answer")
             else:
                 r.failure(f"status {r.status_code}")
 
     def write(self):
         seat, box = self.cells[self.tick // WRITE_EVERY % len(self.cells)]
-        url = f"{self.page}casilla/{seat}/{box}/"
-        with self.client.get(url, headers=HX, name="box picker", catch_response=True) as r:
-            values, was = VALUE.findall(r.text or ""), WAS.search(r.text or "")
-            if r.status_code != 200 or not values or not was:
+        with self.client.get(
+            f"{self.page}casilla/{seat}/{box}/", headers=HX, name="box picker", catch_response=True
+        ) as r:
+            form = next((f for f in tags(r.text, "form") if "hx-post" in f), None)
+            values = [b["value"] for b in tags(r.text, "button") if b.get("name") == "value"]
+            if form is None or not any(values):
                 r.failure(f"{r.status_code}, no values to pick")
                 return
-        data = {**self.fields, "was": html.unescape(was[1]), "value": random.choice(values)}
-        headers = {**HX, "X-CSRFToken": self.csrf, "Referer": CONFIG["base"] + self.page}
+        fields = hidden(r.text[r.text.index("<form") : r.text.index("</form>")])
+        fields += [*self.included(form), ("value", random.choice([v for v in values if v]))]
+        headers = {**HX, **FORM, "X-CSRFToken": self.csrf, "Referer": CONFIG["base"] + self.page}
         with self.client.post(
-            url, data=data, headers=headers, name="box write", catch_response=True
-        ) as r:
-            version = VERSION.search(r.text or "")
-            if r.status_code != 200 or not version:
-                r.failure(f"{r.status_code}, no new version")
+            form["hx-post"], data=urlencode(fields), headers=headers, name="box write",
+            catch_response=True,
+        ) as r:  # fmt: skip
+            if r.status_code != 200 or not self.absorb(r.text):
+                r.failure(f"{r.status_code}, no new version in the answer")
                 gevent.spawn(self.load_page)  # what the page does: show the card as it is
-                return
-            self.absorb(r.text)
-            self.fields["version"] = version[1]
 
 
 class Player(Phone):
@@ -191,17 +218,20 @@ class Organizer(Phone):
 class Floor(FastHttpUser):
     """The stock floors, once a second: a logged-in GET, then a one-row write."""
 
-    wait_time = constant_pacing(1)
+    wait_time = pacing(1)
+    slot = 0
 
     def on_start(self):
+        self.phase = time.monotonic() + random.random()
         index = next(i for i, s in enumerate(SEATS) if s[0] == "Floor")
-        session = SEATS.pop(index)[4]
-        self.client.cookiejar.set_cookie(session_cookie(CONFIG["session_cookie"], session))
-        self.csrf = CSRF.search(self.client.get("/", name="floor setup").text)[1]
+        log_in(self.client, SEATS.pop(index)[4])
+        home = self.client.get("/", name="floor setup").text
+        self.csrf = dict(hidden(home))["csrfmiddlewaretoken"]
         self.odd = random.random() < 0.5
 
     @task
     def floor(self):
+        tick_started(self)
         self.odd = not self.odd
         if self.odd:
             self.client.get("/_bench/suelo/", name="floor: @login_required GET")
@@ -254,14 +284,6 @@ def machine_sample(server_pgid: int, database: int | None) -> dict:
     }
 
 
-def loop_lag(samples: list) -> None:
-    """How late the generator's own event loop wakes up: its lag is the generator's."""
-    while True:
-        began = time.perf_counter()
-        gevent.sleep(0.05)
-        samples.append(time.perf_counter() - began - 0.05)
-
-
 def percentile(values, share) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(len(values) * share))] if values else 0.0
@@ -283,10 +305,11 @@ def main(path: str) -> int:
     runner = env.create_local_runner()
     runner.start(users, spawn_rate=users / CONFIG["spawn"])
     gevent.sleep(CONFIG["warmup"])
-    lags: list[float] = []
-    gevent.spawn(loop_lag, lags)
     env.stats.reset_all()
-    TICKS["done"], CPU_WARNINGS["count"] = 0, 0
+    gc.collect()
+    gc.freeze()  # the users and their sessions: no full collection walks them again
+    LATE.clear()
+    CPU_WARNINGS["count"] = 0
     database = postmaster(CONFIG["database_port"]) if CONFIG["database_port"] else None
     before = machine_sample(CONFIG["server_pgid"], database)
     gevent.sleep(CONFIG["duration"])
@@ -298,13 +321,12 @@ def main(path: str) -> int:
             "p50": entry.get_response_time_percentile(0.5),
             "p95": entry.get_response_time_percentile(0.95),
             "p99": entry.get_response_time_percentile(0.99),
-            "max": entry.max_response_time,
         }
         for (name, _), entry in env.stats.entries.items()
         if entry.num_requests
     }
     errors = [f"{e.occurrences} x {e.name}: {e.error}" for e in env.stats.errors.values()]
-    ticks = TICKS["done"]
+    late = list(LATE)
     runner.quit()
     wall = after["wall"] - before["wall"]
     ncpu = os.cpu_count() or 1
@@ -316,11 +338,11 @@ def main(path: str) -> int:
         "errors": errors[:10],
         "generator": {
             "cpu": delta["generator"],  # of one core
-            "loop_lag_p99_ms": percentile(lags, 0.99) * 1000,
-            "loop_lag_max_ms": max(lags, default=0) * 1000,
+            # How late its ticks started after their slots: its own lag, not the server's.
+            "late_p99_ms": percentile(late, 0.99) * 1000,
             "cpu_warnings": CPU_WARNINGS["count"],
-            # Ticks run / ticks scheduled (one per phone per second).
-            "schedule": ticks / ((users - Floor.fixed_count) * wall),
+            # Ticks run / slots (one per user per second): a slot missed is skipped.
+            "schedule": len(late) / (users * wall),
         },
         "machine": {
             "busy": busy,
