@@ -247,18 +247,17 @@ def _cpu_warning(**_):
     CPU_WARNINGS["count"] += 1
 
 
-def processes() -> dict[int, tuple[int, int, float]]:
-    """pid -> (parent pid, process group, CPU seconds so far), for every process."""
-    found, tick = {}, os.sysconf("SC_CLK_TCK")
+def tree_cpu(root: int | None) -> float:
+    """CPU seconds so far of a process and its children, including those that ended (a
+    server's worker or backend that quits is reaped: its time moves to its parent's)."""
+    total, tick = 0.0, os.sysconf("SC_CLK_TCK")
     for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
+        with contextlib.suppress(OSError):
             text = stat.read_text()
-        except OSError:
-            continue
-        fields = text[text.rindex(")") + 2 :].split()
-        cpu = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
-        found[int(stat.parent.name)] = (int(fields[1]), int(fields[2]), cpu)
-    return found
+            fields = text[text.rindex(")") + 2 :].split()
+            if root in (int(stat.parent.name), int(fields[1])):
+                total += sum(int(f) for f in fields[11:15]) / tick  # own and reaped time
+    return total
 
 
 def postmaster(port) -> int | None:
@@ -271,16 +270,21 @@ def postmaster(port) -> int | None:
     return None
 
 
-def machine_sample(server_pgid: int, database: int | None) -> dict:
+def machine_sample(server: int, database: int | None) -> dict:
     cpu = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    procs = processes()
     return {
         "wall": time.monotonic(),
         "cpu_total": sum(cpu) / os.sysconf("SC_CLK_TCK"),
         "cpu_idle": (cpu[3] + cpu[4]) / os.sysconf("SC_CLK_TCK"),
-        "server": sum(c for _, group, c in procs.values() if group == server_pgid),
-        "database": sum(c for pid, (up, _, c) in procs.items() if database in (pid, up)),
+        "server": tree_cpu(server),
+        "database": tree_cpu(database) if database else 0.0,
         "generator": sum(os.times()[:2]),
+        # The busiest disk's time with requests in flight (every write waits for its sync).
+        "disk": max(
+            int(stat.read_text().split()[9]) / 1000
+            for stat in Path("/sys/block").glob("*/stat")
+            if not stat.parent.name.startswith(("loop", "ram", "zram"))
+        ),
     }
 
 
@@ -311,9 +315,9 @@ def main(path: str) -> int:
     LATE.clear()
     CPU_WARNINGS["count"] = 0
     database = postmaster(CONFIG["database_port"]) if CONFIG["database_port"] else None
-    before = machine_sample(CONFIG["server_pgid"], database)
+    before = machine_sample(CONFIG["server_pid"], database)
     gevent.sleep(CONFIG["duration"])
-    after = machine_sample(CONFIG["server_pgid"], database)
+    after = machine_sample(CONFIG["server_pid"], database)
     stats = {
         name: {
             "count": entry.num_requests,
@@ -349,6 +353,7 @@ def main(path: str) -> int:
             "cores": ncpu,
             "server": delta["server"],
             "database": delta["database"],
+            "disk": delta["disk"],
             # Cores that neither the server, its database nor the generator used.
             "others": busy * ncpu - delta["server"] - delta["database"] - delta["generator"],
             "loadavg": Path("/proc/loadavg").read_text().split()[:3],

@@ -182,7 +182,7 @@ def one_run(args, database, tables: int) -> dict:
     server = Server(args, env)
     try:
         config.update(
-            base=server.base, server_pgid=server.process.pid, database_port=urlsplit(url).port,
+            base=server.base, server_pid=server.process.pid, database_port=urlsplit(url).port,
             warmup=args.warmup, duration=args.duration, spawn=min(10, args.warmup / 2),
         )  # fmt: skip
         with tempfile.NamedTemporaryFile("w", suffix=".json") as file:
@@ -232,7 +232,7 @@ def combine(runs: list[dict]) -> dict:
         "runs": len(runs),
         "generator": {k: median("generator", k) for k in ("cpu", "late_p99_ms", "schedule")},
         "machine": {
-            **{k: median("machine", k) for k in ("busy", "server", "database", "others")},
+            **{k: median("machine", k) for k in ("busy", "server", "database", "others", "disk")},
             "loadavg": max(float(r["machine"]["loadavg"][0]) for r in runs),
             "cores": runs[0]["machine"]["cores"],
         },
@@ -309,8 +309,8 @@ def table(name, tables, summary, args) -> str:
         f"- generator: {g['cpu']:.0%} of a core, ticks late by {g['late_p99_ms']:.1f} ms (p99), "
         f"{g['schedule']:.1%} of its slots kept; {summary['retried']} runs not counted",
         f"- machine ({m['cores']} cores): {m['busy']:.0%} busy; gunicorn {m['server']:.2f} "
-        f"cores, PostgreSQL {m['database']:.2f}, other processes {m['others']:.2f}; load "
-        f"average up to {m['loadavg']:.1f}",
+        f"cores, PostgreSQL {m['database']:.2f}, other processes {m['others']:.2f}; disk busy "
+        f"{m['disk']:.0%}; load average up to {m['loadavg']:.1f}",
         *(f"- error: {e}" for e in summary["errors"]),
     ])  # fmt: skip
 

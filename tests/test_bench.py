@@ -19,7 +19,7 @@ def _run(p95, errors=0, floor_p95=5):
         "stats": {**stats, "create card": {"count": 50, "errors": 1}},
         "errors": [],
         "generator": {"cpu": 0.2, "late_p99_ms": 2.0, "schedule": 1.0},
-        "machine": {"busy": 0.7, "server": 1.1, "database": 0.0, "others": 0.0,
+        "machine": {"busy": 0.7, "server": 1.1, "database": 0.0, "others": 0.0, "disk": 0.1,
                     "loadavg": ["2.0", "1.0", "0.5"], "cores": 2},
     }  # fmt: skip
 
