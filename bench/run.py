@@ -266,7 +266,7 @@ def run_database(args, database) -> dict:
             break
         results["tables"][tables] = summary = {**combine(runs), "retried": len(retried)}
         say(table(database.name, tables, summary, args))
-        if misses(summary):
+        if misses(summary) and not args.keep_going:
             break
     if args.phone_taps:
         server = Server(args, server_env(database.fresh()))
@@ -340,6 +340,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", default="sqlite,postgres", help="sqlite, postgres or both")
     parser.add_argument("--tables", default="50,100,200", help="the N to try, in order")
+    parser.add_argument("--keep-going", action="store_true", help="past an N that misses")
     parser.add_argument("--runs", type=int, default=3, help="counted runs per N")
     parser.add_argument("--duration", type=float, default=60, help="seconds measured")
     parser.add_argument("--warmup", type=float, default=20, help="seconds before measuring")
