@@ -20,6 +20,18 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# English: the .po file is the source, the compiled .mo is built here (ignored by git).
+# Defined before any rule that lists $(MO) as a prerequisite: make expands those at once.
+MO := locale/en/LC_MESSAGES/django.mo
+$(MO): locale/en/LC_MESSAGES/django.po locale/es/LC_MESSAGES/django.po $(STAMP)
+	@command -v msgfmt >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gettext; \
+	  else \
+	    echo "gettext is missing: run 'sudo apt-get install gettext' and try again." >&2; exit 1; \
+	  fi; }
+	DEBUG=true $(BIN)/python manage.py compilemessages --ignore=.venv --ignore=node_modules -v0
+
 migrate: $(STAMP) $(MO)
 	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput
 
@@ -34,17 +46,6 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
-
-# English: the .po file is the source, the compiled .mo is built here (ignored by git).
-MO := locale/en/LC_MESSAGES/django.mo
-$(MO): locale/en/LC_MESSAGES/django.po locale/es/LC_MESSAGES/django.po $(STAMP)
-	@command -v msgfmt >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gettext; \
-	  else \
-	    echo "gettext is missing: run 'sudo apt-get install gettext' and try again." >&2; exit 1; \
-	  fi; }
-	DEBUG=true $(BIN)/python manage.py compilemessages --ignore=.venv --ignore=node_modules -v0
 
 # axe-core, injected into pages by the accessibility tests.
 node_modules/.installed-stamp: package.json package-lock.json

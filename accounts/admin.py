@@ -8,6 +8,8 @@ from django.template.loader import render_to_string
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+# Also puts django-axes' pages in Spanish.
+from accounts.admin_spanish import AdminPasswordChangeForm, flag
 from accounts.forms import DistinctNameMixin
 from accounts.models import User
 
@@ -41,10 +43,23 @@ class PlayerCreationForm(DistinctNameMixin, forms.ModelForm):
 
     class Meta:
         model = User
-        fields = ["username", "display_name"]
+        fields = ["username", "display_name", "plays"]
         field_classes = {"username": UsernameField}
 
     temporary_password = None
+
+    def clean_username(self):
+        """One account per username whatever its case, as Django's own creation form:
+        «Ana» is refused while «ana» exists."""
+        username = self.cleaned_data.get("username")
+        taken = User.objects.filter(username__iexact=username).first() if username else None
+        if taken:
+            raise forms.ValidationError(
+                _("Ya hay un jugador con ese nombre de usuario: «%(username)s».")
+                % {"username": taken.username},
+                code="unique",
+            )
+        return username
 
     def clean(self):
         data = super().clean()
@@ -81,21 +96,29 @@ class PlayerChangeForm(DistinctNameMixin, UserChangeForm):
 class UserAdmin(BaseUserAdmin):
     add_form = PlayerCreationForm
     form = PlayerChangeForm
+    change_password_form = AdminPasswordChangeForm
     add_form_template = None
     list_display = [
         "display_name",
         "username",
-        "is_active",
-        "is_staff",
+        "active",
+        "playing",
+        "staff",
         "games",
         "last_game",
         "last_login",
     ]
-    list_filter = ["is_active", "is_staff"]
+    list_filter = ["is_active", "plays", "is_staff"]
+    active = flag(User, "is_active")
+    playing = flag(User, "plays")
+    staff = flag(User, "is_staff")
     search_fields = ["display_name", "username", "first_name", "last_name"]
     ordering = ["display_name", "username"]
     fieldsets = [
-        (None, {"fields": ["username", "display_name", "password", "must_change_password"]}),
+        (
+            None,
+            {"fields": ["username", "display_name", "plays", "password", "must_change_password"]},
+        ),
         (_("Permisos"), {"fields": ["is_active", "is_staff", "is_superuser"]}),
         (_("Fechas"), {"fields": ["last_login", "date_joined"]}),
     ]
@@ -104,7 +127,14 @@ class UserAdmin(BaseUserAdmin):
             None,
             {
                 "classes": ["wide"],
-                "fields": ["username", "display_name", "password_mode", "password1", "password2"],
+                "fields": [
+                    "username",
+                    "display_name",
+                    "plays",
+                    "password_mode",
+                    "password1",
+                    "password2",
+                ],
             },
         ),
     ]

@@ -1,13 +1,49 @@
-from django.contrib.auth.forms import AuthenticationForm
+from django import forms
+from django.contrib.auth.forms import AuthenticationForm, SetPasswordForm
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxLengthValidator
+from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
+from django.views.decorators.debug import sensitive_variables
 
-from accounts.models import User, fold
+from accounts import names
+from accounts.models import User
+
+
+def clean_name(value: str) -> str:
+    """A display name as typed, as it is kept (accounts.names); ValidationError if it has
+    characters that show nothing or would disturb the text around it, or is too long."""
+    if hidden := names.hidden_characters(value):
+        raise ValidationError(
+            _(
+                "El nombre lleva caracteres invisibles o de control (%(codes)s), que no se"
+                " ven pero cambian cómo se muestra: escríbelo sin ellos."
+            )
+            % {"codes": ", ".join(hidden)},
+            code="hidden_characters",
+        )
+    name = names.normalize(value)
+    limit = User._meta.get_field("display_name").max_length
+    if len(name) > limit:
+        raise ValidationError(
+            _("El nombre puede tener como mucho %(limit)s caracteres.") % {"limit": limit},
+            code="max_length",
+        )
+    return name
 
 
 class DistinctNameMixin:
-    """For a ModelForm of User: a name that no other player shows, case and accents
-    aside, or two columns of one card (and two lines of the ranking) would read alike."""
+    """For a ModelForm of User: a name kept normalized, with nothing hidden in it, that no
+    other player shows (case, accents and lookalike letters aside), or two columns of one
+    card (and two lines of the ranking) would read alike."""
+
+    def clean_display_name(self):
+        name = self.cleaned_data.get("display_name") or ""
+        if self.instance.pk and name == self.instance.display_name:
+            # Unchanged: a name saved before these checks stays until it is changed, so
+            # that the rest of its player's account can still be edited.
+            return name
+        return clean_name(name)
 
     def clean(self):
         data = super().clean()
@@ -30,9 +66,9 @@ class DistinctNameMixin:
 
 
 def _same_name(name, pk) -> User | None:
-    wanted = fold(name)
+    wanted = names.fold(name)
     others = User.objects.exclude(pk=pk).only("pk", "display_name", "username")
-    return next((user for user in others.iterator() if fold(user.name) == wanted), None)
+    return next((user for user in others.iterator() if names.fold(user.name) == wanted), None)
 
 
 class LoginForm(AuthenticationForm):
@@ -47,3 +83,21 @@ class LoginForm(AuthenticationForm):
         super().__init__(*args, **kwargs)
         field = self.fields["username"]
         field.validators.append(MaxLengthValidator(field.max_length))
+
+
+class TemporaryPasswordChangeForm(SetPasswordForm):
+    """The change a temporary password forces: the new password twice, not the one typed
+    a moment ago to log in, and never that temporary password again."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["new_password1"].widget.attrs["autofocus"] = True
+
+    @method_decorator(sensitive_variables("password"))
+    def clean_new_password1(self):
+        password = self.cleaned_data.get("new_password1")
+        if password and self.user.check_password(password):
+            raise forms.ValidationError(
+                _("Esa es tu contraseña temporal: elige una nueva."), code="password_unchanged"
+            )
+        return password

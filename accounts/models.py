@@ -1,5 +1,4 @@
 import secrets
-import unicodedata
 
 from django.contrib.auth import SESSION_KEY
 from django.contrib.auth.models import AbstractUser
@@ -7,12 +6,7 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-
-def fold(text: str) -> str:
-    """text for comparing names and searching them, case and accents aside: «Óscar»
-    and «oscar» alike."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).strip()
+from accounts.names import fold  # noqa: F401 (where names are compared and searched)
 
 
 class User(AbstractUser):
@@ -27,6 +21,14 @@ class User(AbstractUser):
         _("debe cambiar la contraseña"),
         default=False,
         help_text=_("Tiene una contraseña temporal y debe cambiarla al entrar."),
+    )
+    plays = models.BooleanField(
+        _("juega"),
+        default=True,
+        help_text=_(
+            "Se le ofrece al crear una tarjeta de puntos y aparece en «Clasificación» y en "
+            "los filtros de «Historial». Desmárcalo en las cuentas que solo administran."
+        ),
     )
 
     class Meta:

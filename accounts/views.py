@@ -6,11 +6,22 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
-from accounts.forms import DistinctNameMixin
+from accounts.forms import DistinctNameMixin, TemporaryPasswordChangeForm
 from accounts.models import User
 
 
 class PasswordChangeView(auth_views.PasswordChangeView):
+    """Django's password change; after a temporary password, a set-password form instead:
+    the new password twice, since the old one was typed a moment ago to log in."""
+
+    def get_form_class(self):
+        if self.request.user.must_change_password:
+            return TemporaryPasswordChangeForm
+        return super().get_form_class()
+
+    def get_context_data(self, **kwargs):
+        return super().get_context_data(temporary=self.request.user.must_change_password, **kwargs)
+
     def form_valid(self, form):
         form.user.must_change_password = False
         return super().form_valid(form)
@@ -20,9 +31,11 @@ class ProfileForm(DistinctNameMixin, forms.ModelForm):
     class Meta:
         model = User
         fields = ["display_name"]
+        # A right-to-left name is typed and shown right to left.
+        widgets = {"display_name": forms.TextInput(attrs={"dir": "auto"})}
 
     def clean_display_name(self):
-        name = self.cleaned_data["display_name"].strip()
+        name = super().clean_display_name()
         if not name:
             raise forms.ValidationError(_("Escribe el nombre que verán los demás."))
         return name

@@ -50,7 +50,7 @@ def say(message: str = "") -> None:
 
 
 def server_env(database_url: str) -> dict[str, str]:
-    """The README's production settings, on plain HTTP on loopback, with the floor views."""
+    """docs/operations.md's production settings, on plain HTTP on loopback, with the floor views."""
     env = {k: v for k, v in os.environ.items() if k != "CSRF_TRUSTED_ORIGINS"}
     env.update(
         DJANGO_SETTINGS_MODULE="bench.settings", PYTHONPATH=str(ROOT), DEBUG="false",

@@ -2,9 +2,10 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
+from django.db import DatabaseError, connections
 from django.shortcuts import resolve_url
 from django.utils import translation
-from django.utils.cache import patch_vary_headers
+from django.utils.cache import patch_cache_control, patch_vary_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 
@@ -56,3 +57,45 @@ class HtmxRedirectMiddleware:
         whole = HttpResponseClientRedirect(location)
         whole.cookies = response.cookies
         return whole
+
+
+class PrivateCacheMiddleware:
+    """A page for a logged-in person is theirs alone: `private`, so no shared cache keeps
+    it, and `no-cache`, so the browser asks the server before reusing its copy. Views
+    that set their own Cache-Control keep it (the exports say `no-store`).
+
+    Goes after AuthenticationMiddleware, which sets request.user.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        user = getattr(request, "user", None)
+        if "Cache-Control" not in response and user is not None and user.is_authenticated:
+            patch_cache_control(response, private=True, no_cache=True)
+        return response
+
+
+class FreshConnectionMiddleware:
+    """A request that failed on a database error closes its connections, so the next
+    request opens new ones.
+
+    Django keeps a connection for CONN_MAX_AGE while it still answers, and one opened while
+    the database was read-only (a SQLite file, a PostgreSQL database whose
+    default_transaction_read_only was on) stays read-only when the database is writable
+    again: every write on it would fail until it expired. CONN_HEALTH_CHECKS does not see
+    it, since it answers.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if isinstance(exception, DatabaseError):
+            for connection in connections.all(initialized_only=True):
+                connection.close()

@@ -71,7 +71,6 @@ def database_from_url(url: str, base_dir: Path) -> dict:
             "HOST": unquote(parts.hostname or ""),
             "PORT": str(port or ""),
             "CONN_MAX_AGE": 60,
-            "CONN_HEALTH_CHECKS": True,
             "OPTIONS": options,
         }
     raise ImproperlyConfigured(
@@ -117,6 +116,9 @@ DATABASES = {
         BASE_DIR,
     )
 }
+# A connection kept for CONN_MAX_AGE is checked before a request uses it, so one the
+# database closed (a restart, a failover) is replaced at once instead of failing requests.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = envbool("CONN_HEALTH_CHECKS", "true")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 INSTALLED_APPS = [
@@ -128,7 +130,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django_htmx",
-    "axes",
+    "accounts.apps.AxesConfig",  # django-axes, its admin section in Spanish
     "accounts",
     "scorecards",
 ]
@@ -146,6 +148,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "dados.middleware.PrivateCacheMiddleware",
+    "dados.middleware.FreshConnectionMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "dados.middleware.HtmxRedirectMiddleware",
@@ -235,6 +239,9 @@ SESSION_ENGINE = "django.contrib.sessions.backends.db"
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 30
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
+# Messages live in the session too, never in a cookie: the admin's temporary passwords are
+# shown once as a message, and a cookie is only signed, not encrypted.
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 CSRF_COOKIE_SAMESITE = "Lax"
 # «La página caducó», marked so that the card's script can say so (dados.errors).
 CSRF_FAILURE_VIEW = "dados.errors.csrf_failure"

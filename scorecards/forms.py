@@ -1,10 +1,12 @@
 from django import forms
 from django.contrib.auth import get_user_model
+from django.db.models import Exists, OuterRef, Q
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from accounts.names import names_html, sentence
 from scorecards import rules
-from scorecards.labels import names_list
+from scorecards.models import Seat
 
 
 class DateInput(forms.DateInput):
@@ -14,11 +16,19 @@ class DateInput(forms.DateInput):
         super().__init__(format="%Y-%m-%d")
 
 
+PLAYED, ORGANIZED = "jugadas", "organizadas"
+
+
 class HistoryFilterForm(forms.Form):
-    """«Historial» filters: games shared with another player, between two dates."""
+    """«Historial» filters: games shared with another player, between two dates, played
+    or organized by me."""
 
     jugador = forms.ModelChoiceField(
-        queryset=get_user_model().objects.order_by("display_name", "username"),
+        # Everyone who plays, and anyone who sat at a card; never an account that only
+        # administers.
+        queryset=get_user_model()
+        .objects.filter(Q(plays=True) | Exists(Seat.objects.filter(player=OuterRef("pk"))))
+        .order_by("display_name", "username"),
         required=False,
         label=gettext_lazy("Con"),
         empty_label=gettext_lazy("Cualquier jugador"),
@@ -26,6 +36,18 @@ class HistoryFilterForm(forms.Form):
     )
     desde = forms.DateField(required=False, label=gettext_lazy("Desde"), widget=DateInput())
     hasta = forms.DateField(required=False, label=gettext_lazy("Hasta"), widget=DateInput())
+    partidas = forms.ChoiceField(
+        choices=[
+            ("", gettext_lazy("Todas")),
+            (PLAYED, gettext_lazy("Las que jugué")),
+            (ORGANIZED, gettext_lazy("Las que organicé")),
+        ],
+        required=False,
+        label=gettext_lazy("Mis partidas"),
+        error_messages={
+            "invalid_choice": gettext_lazy("Elige todas, las que jugaste o las que organizaste.")
+        },
+    )
 
     def clean(self):
         data = super().clean()
@@ -33,17 +55,23 @@ class HistoryFilterForm(forms.Form):
             raise forms.ValidationError(_("«Desde» no puede ser posterior a «Hasta»."))
         return data
 
-    def filter(self, seats):
-        """Narrow a queryset of my seats by the valid filters; invalid ones are ignored."""
+    def filter(self, cards, me):
+        """Narrow a queryset of my cards by the valid filters; invalid ones are ignored."""
         if not self.is_valid():
-            return seats
+            return cards
+        mine = self.cleaned_data.get("partidas")
+        if mine == PLAYED:
+            cards = cards.filter(seats__player=me)
+        elif mine == ORGANIZED:
+            cards = cards.filter(organizer=me)
         if other := self.cleaned_data.get("jugador"):
-            seats = seats.filter(scorecard__seats__player=other)
+            # Its own join, apart from «Las que jugué»'s: their seat, not mine.
+            cards = cards.filter(seats__player=other)
         if desde := self.cleaned_data.get("desde"):
-            seats = seats.filter(scorecard__finalized_at__date__gte=desde)
+            cards = cards.filter(finalized_at__date__gte=desde)
         if hasta := self.cleaned_data.get("hasta"):
-            seats = seats.filter(scorecard__finalized_at__date__lte=hasta)
-        return seats
+            cards = cards.filter(finalized_at__date__lte=hasta)
+        return cards
 
 
 MAX_ROUNDS = 20
@@ -108,9 +136,10 @@ class WhoStartsForm:
             for p, raw in zip(contenders, entered, strict=True)
         ]
         if wrong := [s["player"].name for s in sums if s["wrong"]]:
-            self.error = _("Revisa la suma de %(names)s: con cinco dados sale entre 5 y 30.") % {
-                "names": names_list(wrong)
-            }
+            self.error = sentence(
+                _("Revisa la suma de %(names)s: con cinco dados sale entre 5 y 30."),
+                names=names_html(wrong),
+            )
         return sums
 
     @property

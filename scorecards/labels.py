@@ -25,11 +25,46 @@ BOX_LABELS = {
     Category.CHANCE: _("Libre (Chance)"),
 }
 BONUS_LABEL = _("Bonus Yahtzee")
+# What a phone's narrow box column shows; the full name stays in the accessible name.
+SHORT_LABELS = {
+    Category.SMALL_STRAIGHT: _("Esc. peq."),
+    Category.LARGE_STRAIGHT: _("Esc. gde."),
+    Category.CHANCE: _("Libre"),
+}
+# A player's column heading on a phone: the first word of the name, cut to this length.
+SHORT_NAME = 5
 
 
 def box_name(category: Category | str) -> str:
     """A box's name in the active language."""
     return str(BOX_LABELS[Category(category)])
+
+
+def box_short(category: Category | str) -> str:
+    """A box's name as the narrow box column shows it."""
+    category = Category(category)
+    return str(SHORT_LABELS.get(category, BOX_LABELS[category]))
+
+
+def short_names(names: list[str]) -> list[str]:
+    """Column headings for a phone: «Berto» for «Berto Álvarez», «Guil.» for «Guillermo»;
+    «Ana M.» and «Ana L.» for two Anas, and the whole name if that still reads alike."""
+    options = [_short_name_options(name) for name in names]
+    chosen = [0] * len(names)
+    for _step in range(2):
+        shorts = [option[c] for option, c in zip(options, chosen, strict=True)]
+        for i, short in enumerate(shorts):
+            if shorts.count(short) > 1:
+                chosen[i] = min(chosen[i] + 1, len(options[i]) - 1)
+    return [option[c] for option, c in zip(options, chosen, strict=True)]
+
+
+def _short_name_options(name: str) -> list[str]:
+    """A name's headings, shortest first."""
+    words = name.split() or [name]
+    first = words[0] if len(words[0]) <= SHORT_NAME else words[0][: SHORT_NAME - 1] + "."
+    initial = [f"{first} {words[1][0]}."] if len(words) > 1 else []
+    return [first, *initial, name]
 
 
 def box_label(box: str) -> str:

@@ -2,7 +2,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Prefetch, Q
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from scorecards import rules
@@ -150,6 +150,9 @@ def _box_field(category):
 class Seat(models.Model):
     """A player's column on a card, in turn order."""
 
+    # Up to this many blank boxes are named in what the column lacks; more are counted.
+    BLANKS_NAMED = 4
+
     scorecard = models.ForeignKey(Scorecard, on_delete=models.CASCADE, related_name="seats")
     player = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -203,6 +206,11 @@ class Seat(models.Model):
         return {c: getattr(self, c) for c in Category}
 
     @property
+    def filled(self) -> int:
+        """How many of its 13 boxes hold a score."""
+        return sum(value is not None for value in self.scores.values())
+
+    @property
     def totals(self) -> rules.Totals:
         return rules.totals(self.scores, self.yahtzee_bonuses)
 
@@ -211,7 +219,14 @@ class Seat(models.Model):
         """What stops this column from being finalized: blank boxes and inconsistencies."""
         scores = self.scores
         problems = []
-        if blank := [box_name(c) for c, value in scores.items() if value is None]:
+        blank = [box_name(c) for c, value in scores.items() if value is None]
+        if len(blank) > Seat.BLANKS_NAMED:
+            # Early in the game a list of every box would be a wall of text: count them.
+            problems.append(
+                ngettext("%(n)s casilla sin anotar.", "%(n)s casillas sin anotar.", len(blank))
+                % {"n": len(blank)}
+            )
+        elif blank:
             problems.append(gettext("Sin anotar: %(boxes)s.") % {"boxes": ", ".join(blank)})
         inconsistent = rules.inconsistencies(scores, self.yahtzee_bonuses)
         return problems + [str(problem_text(problem)) for problem in inconsistent]

@@ -295,3 +295,17 @@ def positions(totals: Iterable[int]) -> list[int]:
     for index, total in enumerate(sorted(totals, reverse=True), start=1):
         place.setdefault(total, index)
     return [place[total] for total in totals]
+
+
+def turn(filled: Iterable[int]) -> tuple[int, int] | None:
+    """Whose turn it is, from how many boxes each player has filled, in seating order:
+    (round, 0-based seat); None once every box is filled.
+
+    Everyone plays one box a round, in seating order: the first player with the fewest
+    boxes filled is the one to play, in the round after those boxes.
+    """
+    filled = list(filled)
+    fewest = min(filled, default=len(Category))
+    if fewest >= len(Category):
+        return None
+    return fewest + 1, filled.index(fewest)

@@ -176,6 +176,14 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
                 },
                 status=409,
             )
+        if box == BONUS and new > current and seat.yahtzee != rules.YAHTZEE_SCORE:
+            # Without 50 in Yahtzee there is no bonus: refused now, not only at the end,
+            # or the total and the live positions would count it meanwhile.
+            raise Refused(
+                _("%(player)s no tiene 50 en Yahtzee: sin ellos no hay bonus de Yahtzee.")
+                % {"player": seat.player.name},
+                status=409,
+            )
         _record(scorecard, author, Change.Kind.BOX, [_set(seat, box, new)])
     return scorecard
 
@@ -239,16 +247,23 @@ def _joker_roll(face, box) -> tuple[int, Category]:
     return int(text), category
 
 
-def change_undo(*, scorecard_id, author, version=None) -> Scorecard:
+def change_undo(*, scorecard_id, author, version) -> Scorecard:
     """Undo the latest change not yet undone, restoring every value it wrote.
 
-    version is the card version the person saw: if the card changed since (another
-    device wrote, or this is a replayed request), nothing is undone.
+    version is the card version the person saw, and is required: if the card changed
+    since (another device wrote, or this is a replayed request), nothing is undone.
     """
     with transaction.atomic():
         scorecard = editable(scorecard_id, author)
-        seen = parse_value(version)
-        if seen is not None and seen != scorecard.version:
+        seen = "" if version is None else str(version).strip()
+        if not (seen.isascii() and seen.isdigit() and len(seen) <= 9):
+            raise Refused(
+                _(
+                    "No sabemos qué versión de la tarjeta estás viendo: "
+                    "recárgala y vuelve a deshacer."
+                )
+            )
+        if int(seen) != scorecard.version:
             raise Refused(
                 _("La tarjeta ha cambiado desde que la viste: revisa antes de deshacer."),
                 status=409,

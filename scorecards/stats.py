@@ -138,11 +138,12 @@ def histogram(player, width=25) -> list[dict]:
 
 
 def ranking(min_games=5) -> tuple[list[dict], list[dict]]:
-    """Active players ranked by average with at least min_games games, and those with fewer."""
+    """Active players ranked by average with at least min_games games, and those with fewer;
+    accounts that do not play («Juega» unticked) are left out."""
     finalized = Q(seats__scorecard__finalized_at__isnull=False)
     players = (
         get_user_model()
-        .objects.filter(is_active=True)
+        .objects.filter(is_active=True, plays=True)
         .annotate(
             games=Count("seats", filter=finalized),
             wins=Count("seats", filter=finalized & Q(seats__place=1)),

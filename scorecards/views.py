@@ -7,7 +7,6 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import Prefetch
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -19,10 +18,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 
 from accounts.models import fold
+from accounts.names import names_html
 from scorecards import rules, services, stats
 from scorecards.forms import HistoryFilterForm, WhoStartsForm
-from scorecards.labels import box_label, box_name, names_list, said
-from scorecards.models import BONUS, BOXES, Change, Scorecard, Seat
+from scorecards.labels import box_label, box_name, box_short, names_list, said, short_names
+from scorecards.models import BONUS, BOXES, Change, Scorecard
 from scorecards.rules import Category
 from scorecards.services import Refused
 
@@ -43,7 +43,8 @@ def _cell(seat, box) -> dict:
 
 
 def _logged(changes, seats) -> list[Change]:
-    """The changes, each with its items in words as `lines`, for the card's log."""
+    """The changes, each with its items as `lines` for the card's log to say in a sentence;
+    an extra Yahtzee also as `joker`: its box and whether it added the +100."""
     players = {seat.pk: seat.player.name for seat in seats}
     changes = list(changes)
     for change in changes:
@@ -51,35 +52,67 @@ def _logged(changes, seats) -> list[Change]:
             {
                 "player": players.get(seat_id, ""),
                 "box": box_label(box),
+                "bonus": box == BONUS,
                 "old": said(old),
                 "new": said(new),
+                "written": old is None,
+                "cleared": new is None,
             }
             for seat_id, box, old, new in change.items
         ]
+        if change.kind == Change.Kind.JOKER:
+            boxes = [line for line in change.lines if not line["bonus"]]
+            change.joker = boxes[0] if boxes else None
+            change.joker_bonus = len(boxes) < len(change.lines)
     return changes
 
 
 def _parts(scorecard) -> dict:
-    """What both the whole sheet and a patch show: the sums and positions per column, the
-    latest changes and, to the organizer, what is missing to finalize."""
+    """What both the whole sheet and a patch show: the column headings, sums and positions,
+    whose turn it is, the latest changes and, to the organizer, what is missing to finalize."""
     seats = list(scorecard.seats.all())
     totals = [seat.totals for seat in seats]
+    turn = None if scorecard.is_finalized else rules.turn(seat.filled for seat in seats)
     columns = [
         {
             "seat": seat,
+            "short": short,
             "totals": t,
             "place": place,
             "missing": max(0, rules.UPPER_BONUS_THRESHOLD - t.upper),
+            "turn": turn is not None and turn[1] == i,
         }
-        for seat, t, place in zip(seats, totals, scorecard.places, strict=True)
+        for i, (seat, t, place, short) in enumerate(
+            zip(
+                seats,
+                totals,
+                scorecard.places,
+                short_names([s.player.name for s in seats]),
+                strict=True,
+            )
+        )
     ]
     changes = _logged(Change.objects.recent(scorecard), seats)
     context = {"scorecard": scorecard, "seats": seats, "columns": columns, "changes": changes}
+    if turn is not None:
+        context["turn"] = {"round": turn[0], "rounds": len(Category), "seat": seats[turn[1]]}
     if scorecard.editable:
         context["problems"] = [(s.player.name, problems) for s in seats if (problems := s.problems)]
+        context["remaining"] = sum(len(Category) - seat.filled for seat in seats)
     if scorecard.is_finalized:
         context["log_summary"] = _log_summary(changes)
+        context["result"] = _result(seats)
     return context
+
+
+def _result(seats) -> dict:
+    """Who won, with how much: one winner, or everyone tied in first place."""
+    winners = [seat for seat in seats if seat.place == 1]
+    return {
+        "names": names_html(seat.player.name for seat in winners),
+        "tied": len(winners) > 1,
+        "total": winners[0].total if winners else None,
+    }
 
 
 def _sheet_context(scorecard, *, error=None) -> dict:
@@ -89,6 +122,7 @@ def _sheet_context(scorecard, *, error=None) -> dict:
         {
             "box": c.value,
             "label": box_name(c),
+            "short": box_short(c),
             "cells": [_cell(s, c.value) for s in context["seats"]],
         }
         for c in Category
@@ -170,29 +204,36 @@ PLAYERS_LISTED = 500
 @login_required
 @require_GET
 def scorecard_new(request):
-    """«Tarjeta de puntos»: choose the registered players present.
+    """«Tarjeta de puntos»: choose the registered players present; accounts that do not
+    play (an admin's, until «Juega» is ticked) are not offered.
 
-    The search matches any part of a name without regard to case or accents («oscar»
-    finds Óscar), which neither database's LIKE does for every letter; the players
-    already ticked stay in the list, ticked, whatever is searched.
+    The search matches any part of the name the list shows, never the username (players
+    do not see each other's), without regard to case or accents («oscar» finds Óscar),
+    which neither database's LIKE does for every letter; the players already ticked stay
+    in the list, ticked, whatever is searched.
     """
     User = get_user_model()
     query = request.GET.get("q", "").replace("\x00", "").strip()[:60]
     chosen_ids = _ids(request.GET.getlist("p"))
-    active = User.objects.filter(is_active=True).order_by("display_name", "username")
+    active = User.objects.filter(is_active=True, plays=True).order_by("display_name", "username")
     players = list(active.only("pk", "display_name", "username"))
     if query:
         needle = fold(query)
-        players = [
-            p
-            for p in players
-            if p.pk in chosen_ids or needle in fold(p.display_name) or needle in fold(p.username)
-        ]
+        players = [p for p in players if p.pk in chosen_ids or needle in fold(p.name)]
     shown = players[:PLAYERS_LISTED]
     shown += [p for p in players[PLAYERS_LISTED:] if p.pk in chosen_ids]
     context = {"players": shown, "query": query, "chosen_ids": chosen_ids}
     context["hidden"] = len(players) - len(shown)
     return render(request, "scorecards/new.html", context)
+
+
+def _not_playing(people) -> str:
+    """Why these accounts cannot sit at a card: they do not play («Juega» in the admin)."""
+    return ngettext(
+        "%(names)s no juega en Dados y no puede estar en una tarjeta.",
+        "%(names)s no juegan en Dados y no pueden estar en una tarjeta.",
+        len(people),
+    ) % {"names": names_list([p.name for p in people])}
 
 
 def _ids(raw_values) -> list[int]:
@@ -223,6 +264,10 @@ def scorecard_order(request):
     ids = _ids(request.GET.getlist("p"))
     found = User.objects.filter(is_active=True).in_bulk(ids)
     players = [found[i] for i in ids if i in found]
+    if resting := [p for p in players if not p.plays]:
+        messages.error(request, _not_playing(resting))
+        ids = [p.pk for p in players if p.plays]
+        return redirect(reverse("scorecard_new") + ("?" + _query(ids) if ids else ""))
     if not players:
         messages.error(request, _("Elige al menos un jugador."))
         return redirect("scorecard_new")
@@ -294,6 +339,8 @@ def scorecard_create(request):
     try:
         if len(found) != len(ids) or len(ids) != len(request.POST.getlist("p")):
             raise Refused(_("La lista de jugadores no es válida."))
+        if resting := [found[i] for i in ids if not found[i].plays]:
+            raise Refused(_not_playing(resting))
         scorecard = services.scorecard_create(
             organizer=request.user,
             players=[found[i] for i in ids],
@@ -389,6 +436,11 @@ def box_picker(request, pk, seat_id, box):
         "proposed": rules.score(dice, box) if rolled else None,
         "extra_face": dice[0] if extra else None,
         "with_dice": box != BONUS,
+        # The bonus line counts extra Yahtzees: each is worth +100, and only after a 50.
+        "points": rules.YAHTZEE_BONUS if box == BONUS else None,
+        "bonus_refused": box == BONUS and seat.yahtzee != rules.YAHTZEE_SCORE,
+        # An extra Yahtzee is entered from its own picker, reached from these two.
+        "joker_offered": box in (Category.YAHTZEE, BONUS) and seat.yahtzee is not None,
     }
     template = "scorecards/picker.html#picker" if request.htmx else "scorecards/picker.html"
     return render(request, template, context)
@@ -465,14 +517,38 @@ def undo(request, pk):
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
+@vary_on_headers("HX-Request")
 def finalize(request, pk):
+    """«Finalizar y guardar resultados»: confirm (GET) with each player's total and
+    position, then finalize (POST)."""
     try:
+        if request.method == "GET":
+            return _finalize_confirm(request, pk)
         services.scorecard_finalize(scorecard_id=pk, author=request.user)
     except Refused as refused:
         return _refused(request, pk, refused)
     messages.success(request, _("Resultados guardados. La partida ya está en el historial."))
     return redirect("scorecard", pk=pk)  # to htmx, a whole-page one (dados.middleware)
+
+
+def _finalize_confirm(request, pk):
+    scorecard = services.editable(pk, request.user, lock=False)
+    seats = list(scorecard.seats.all())
+    standings = sorted(
+        (
+            {"place": place, "name": seat.player.name, "total": seat.totals.total}
+            for seat, place in zip(seats, scorecard.places, strict=True)
+        ),
+        key=lambda row: row["place"],
+    )
+    context = {
+        "scorecard": scorecard,
+        "standings": standings,
+        "problems": [(s.player.name, problems) for s in seats if (problems := s.problems)],
+    }
+    template = "scorecards/finalize.html#confirm" if request.htmx else "scorecards/finalize.html"
+    return render(request, template, context)
 
 
 @login_required
@@ -536,38 +612,38 @@ def home(request):
 
 
 def _my_games(request):
-    """My finalized seats, filtered as the request asks, newest first."""
+    """The finalized games I played or organized, filtered as the request asks, newest
+    first, each with its seats and players."""
     form = HistoryFilterForm(request.GET or None)
-    seats = form.filter(
-        Seat.objects.filter(player=request.user, scorecard__finalized_at__isnull=False)
-    )
-    seats = (
-        seats.select_related("scorecard")
-        .prefetch_related(
-            Prefetch("scorecard__seats", queryset=Seat.objects.select_related("player"))
-        )
-        .order_by("-scorecard__finalized_at", "-scorecard_id")
-    )
-    return form, seats
+    cards = form.filter(Scorecard.objects.involving(request.user).finalized(), request.user)
+    return form, cards.with_seats().order_by("-finalized_at", "-pk")
 
 
-def _winners(scorecard) -> list:
-    return [seat.player for seat in scorecard.seats.all() if seat.place == 1]
+def _game(card, user) -> dict:
+    """One game of my history: my seat (None if I only organized it), whether I
+    organized it, and its winners."""
+    seats = card.seats.all()
+    return {
+        "card": card,
+        "mine": next((seat for seat in seats if seat.player_id == user.pk), None),
+        "organized": card.organizer_id == user.pk,
+        "winners": [seat.player for seat in seats if seat.place == 1],
+    }
 
 
 @login_required
 @require_GET
 def history(request):
-    """«Historial»: the finalized games I played, newest first, paginated and filterable;
-    above them, the cards still in play."""
-    form, seats = _my_games(request)
-    page = Paginator(seats, HISTORY_PAGE).get_page(request.GET.get("pagina"))
+    """«Historial»: the finalized games I played or organized, newest first, paginated and
+    filterable; above them, the cards still in play."""
+    form, cards = _my_games(request)
+    page = Paginator(cards, HISTORY_PAGE).get_page(request.GET.get("pagina"))
     query = request.GET.copy()
     query.pop("pagina", None)
     context = {
         "form": form,
         "page": page,
-        "rows": [{"mine": seat, "winners": _winners(seat.scorecard)} for seat in page],
+        "rows": [_game(card, request.user) for card in page],
         "query": query.urlencode(),
         "in_progress": _in_progress(request.user, IN_PROGRESS_LISTED)[0],
     }
@@ -576,19 +652,20 @@ def history(request):
 
 @login_required
 @require_GET
+@cache_control(private=True, no_store=True)
 def history_csv(request):
     """My history as CSV, one row per game, for a spreadsheet."""
-    _, seats = _my_games(request)
+    _, cards = _my_games(request)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="dados-historial.csv"'
     # The BOM makes spreadsheets read UTF-8; semicolons are what a Spanish locale expects.
     response.write("\ufeff")
     writer = csv.writer(response, delimiter=";")
-    writer.writerow(
-        ["fecha", "modalidad", "jugadores", "mi total", "mi posición", "ganadores", "partida"]
-    )
-    for seat in seats:
-        card = seat.scorecard
+    header = ["fecha", "modalidad", "jugadores", "mi total", "mi posición", "ganadores"]
+    writer.writerow([*header, "partida", "organicé"])
+    for card in cards:
+        game = _game(card, request.user)
+        mine = game["mine"]
         writer.writerow(
             [
                 timezone.localtime(card.finalized_at).strftime("%Y-%m-%d %H:%M"),
@@ -596,10 +673,11 @@ def history_csv(request):
                 _spreadsheet_safe(
                     ", ".join(f"{s.player.name} ({s.total})" for s in card.seats.all())
                 ),
-                seat.total,
-                seat.place,
-                _spreadsheet_safe(", ".join(p.name for p in _winners(card))),
+                "" if mine is None else mine.total,
+                "" if mine is None else mine.place,
+                _spreadsheet_safe(", ".join(p.name for p in game["winners"])),
                 card.pk,
+                "sí" if game["organized"] else "no",
             ]
         )
     return response
@@ -612,6 +690,7 @@ def _spreadsheet_safe(text: str) -> str:
 
 @login_required
 @require_GET
+@cache_control(private=True, no_store=True)
 def scorecard_json(request, pk):
     """One game as JSON: every box, bonuses, totals, positions, players, date, modality."""
     scorecard = _card(request, pk)
@@ -625,7 +704,6 @@ def scorecard_json(request, pk):
         "jugadores": [
             {
                 "jugador": seat.player.name,
-                "usuario": seat.player.username,
                 "turno": seat.order + 1,
                 "casillas": {c.value: getattr(seat, c) for c in Category},
                 "bonus_yahtzee": seat.yahtzee_bonuses,
@@ -643,8 +721,11 @@ def scorecard_json(request, pk):
 @login_required
 @require_GET
 def player(request, pk):
-    """A player's statistics, visible to every logged-in player."""
+    """A player's statistics, visible to every logged-in player. An account that does not
+    play and never sat at a card (an admin's) has none: 404."""
     person = get_object_or_404(get_user_model(), pk=pk)
+    if not person.plays and not person.seats.exists():
+        raise Http404
     over_time = stats.totals_over_time(person)
     buckets = stats.histogram(person)
     context = {

@@ -21,6 +21,7 @@ class UserFactory(factory.django.DjangoModelFactory):
     username = factory.Sequence(lambda n: f"jugador{n}")
     display_name = factory.Sequence(lambda n: f"Jugador {n}")
     password = factory.LazyFunction(_hashed_password)
+    plays = True
 
 
 def full_card(**overrides):
@@ -79,8 +80,9 @@ def fill(scorecard, **per_seat):
         seat.save()
 
 
-def finalized_games(players, n, *, start=None):
-    """n finalized games among players, written in bulk (fast enough for 500 games)."""
+def finalized_games(players, n, *, start=None, organizer=None):
+    """n finalized games among players, organized by the first player unless organizer
+    is given, written in bulk (fast enough for 500 games)."""
     from datetime import timedelta
 
     from django.utils import timezone
@@ -89,7 +91,8 @@ def finalized_games(players, n, *, start=None):
     from scorecards.models import Scorecard, Seat
 
     start = start or timezone.now() - timedelta(days=n)
-    cards = Scorecard.objects.bulk_create(Scorecard(organizer=players[0]) for _ in range(n))
+    organizer = organizer or players[0]
+    cards = Scorecard.objects.bulk_create(Scorecard(organizer=organizer) for _ in range(n))
     seats = []
     for g, card in enumerate(cards):
         chances = [5 + (g * 7 + i * 11) % 26 for i in range(len(players))]

@@ -107,7 +107,7 @@ def test_it_logs_in_and_changes_the_session_key(client, ana):
 def test_a_wrong_password_gets_a_spanish_message(client, ana):
     response = client.post(reverse("login"), {"username": "ana", "password": "nope"})
     assert response.status_code == 200
-    assert "Por favor, introduzca un nombre de usuario y clave correctos" in response.text
+    assert "Escribe un nombre de usuario y una contraseña correctos" in response.text
     assert SESSION_KEY not in client.session
 
 
@@ -171,6 +171,11 @@ def test_bootstrap_admin_creates_one_admin_with_a_random_password(capsys):
     assert admin.is_staff
     assert admin.check_password(password)
     assert len(password) >= 12
+    # It administers without playing, under a person's name, not the header's menu entry.
+    assert admin.plays is False
+    assert admin.name == "Admin"
+    assert "/admin/" in out
+    assert "«Juega»" in out
 
     call_command("bootstrap_admin")
     assert capsys.readouterr().out == ""

@@ -96,6 +96,162 @@ def test_the_player_list_searches_and_filters(staff_client, ana):
     assert "Ausente" not in active.text
 
 
+def visible_text(html: str) -> str:
+    """What a reader of the page meets: its text, the text of its images and controls."""
+    html = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S)
+    said = re.findall(r'\b(?:alt|title|aria-label|placeholder)="([^"]*)"', html)
+    said += re.findall(r'<input type="submit"[^>]*\bvalue="([^"]*)"', html)
+    return " ".join([re.sub(r"<[^>]*>", " ", html), *said])
+
+
+# English that Django, django-axes or a boolean icon put in the Spanish admin before.
+ENGLISH = [
+    "Access attempt",
+    "Access failure",
+    "Access log",
+    "Attempted Access",
+    "Failed access",
+    "Attempt Time",
+    "Attempt Remaining",
+    "IP Address",
+    "User Agent",
+    "HTTP Accept",
+    "Failed Logins",
+    "Logout Time",
+    "Form Data",
+    "Meta Data",
+    "Locked Out",
+    "Not set",
+    "Clean up",
+    "Axes",
+    "Search",
+    "Select an option",
+    "Run",
+    "True",
+    "False",
+    "Status",
+    "If disabled",
+    "Cleaned up",
+    "Si, estoy",  # Django's Spanish, without its accent
+]
+ENGLISH_WORDS = re.compile(r"\b(the|and|of|by|for|with|this|to|Add|Change|Delete|View|Save)\b")
+
+
+def test_the_admin_is_all_spanish(staff_client, ana, ben):
+    """Every admin page a staff member meets, django-axes' included, logged in in Spanish."""
+    from axes.models import AccessAttempt, AccessFailureLog, AccessLog
+
+    UserFactory(username="org", display_name="Organiza", plays=False)
+    card = make_scorecard(players=[ana, ben])
+    enter(card, card.seats.first(), card.organizer, ones=3)
+    seen = {"user_agent": "Firefox", "ip_address": "192.0.2.1", "http_accept": "*/*"}
+    attempt = AccessAttempt.objects.create(
+        username="ana", path_info="/entrar/", failures_since_start=2, **seen
+    )
+    AccessAttempt.objects.create(username="ben", path_info="/", failures_since_start=5, **seen)
+    failure = AccessFailureLog.objects.create(
+        username="ana", path_info="/entrar/", locked_out=True, **seen
+    )
+    log = AccessLog.objects.create(username="ana", path_info="/entrar/", **seen)
+    pages = [
+        reverse("admin:index"),
+        changelist(),
+        changelist() + "?q=an&is_active__exact=1&_facets=1",
+        reverse("admin:accounts_user_add"),
+        reverse("admin:accounts_user_change", args=[ana.pk]),
+        reverse("admin:auth_user_password_change", args=[ana.pk]),
+        reverse("admin:accounts_user_history", args=[ana.pk]),
+        reverse("admin:app_list", args=["axes"]),
+        reverse("admin:axes_accessattempt_changelist"),
+        reverse("admin:axes_accessattempt_changelist") + "?q=ana&locked_out=yes",
+        reverse("admin:axes_accessattempt_change", args=[attempt.pk]),
+        reverse("admin:axes_accessattempt_delete", args=[attempt.pk]),
+        reverse("admin:axes_accessfailurelog_changelist"),
+        reverse("admin:axes_accessfailurelog_change", args=[failure.pk]),
+        reverse("admin:axes_accesslog_changelist"),
+        reverse("admin:axes_accesslog_change", args=[log.pk]),
+        reverse("admin:scorecards_scorecard_changelist"),
+        reverse("admin:scorecards_scorecard_change", args=[card.pk]),
+    ]
+    for url in pages:
+        response = staff_client.get(url)
+        assert response.status_code == 200, url
+        text = visible_text(response.text)
+        assert [e for e in ENGLISH if e in text] == [], url
+        assert ENGLISH_WORDS.findall(text) == [], url
+    index = staff_client.get(reverse("admin:index")).text
+    for spanish in ("Control de accesos", "Intentos de acceso", "Fallos de acceso"):
+        assert spanish in index
+    assert "Registros de acceso" in index
+    users = staff_client.get(changelist()).text
+    assert 'alt="Sí"' in users
+    assert 'alt="No"' in users  # «Organiza» does not play
+    attempts = staff_client.get(reverse("admin:axes_accessattempt_changelist")).text
+    assert "Quedan 3 intentos" in attempts
+    assert "Bloqueado" in attempts
+    done = staff_client.post(
+        reverse("admin:axes_accessattempt_changelist"),
+        {"action": "cleanup_expired_attempts", "_selected_action": [attempt.pk]},
+        follow=True,
+    )
+    assert "0 intentos caducados borrados." in done.text
+
+
+def test_the_axes_clean_up_removes_the_attempts_past_their_cool_off(staff_client):
+    """django-axes' own action fails there (AttributeError: no axes_attempt_time)."""
+    from axes.models import AccessAttempt
+
+    seen = {"user_agent": "Firefox", "ip_address": "192.0.2.1", "http_accept": "*/*"}
+    old = AccessAttempt.objects.create(username="ana", failures_since_start=5, **seen)
+    AccessAttempt.objects.filter(pk=old.pk).update(
+        attempt_time=timezone.now() - timezone.timedelta(hours=1)
+    )
+    recent = AccessAttempt.objects.create(username="ben", failures_since_start=1, **seen)
+    done = staff_client.post(
+        reverse("admin:axes_accessattempt_changelist"),
+        {"action": "cleanup_expired_attempts", "_selected_action": [recent.pk]},
+        follow=True,
+    )
+    assert done.status_code == 200
+    assert "1 intento caducado borrado." in done.text
+    assert list(AccessAttempt.objects.values_list("username", flat=True)) == ["ben"]
+
+
+def test_the_admin_sets_and_filters_who_plays(staff_client, ana):
+    organizer = UserFactory(username="org", display_name="Organiza", plays=False)
+    add_form = staff_client.get(reverse("admin:accounts_user_add")).text
+    assert 'name="plays"' in add_form
+    assert "Juega" in add_form
+    page = staff_client.get(reverse("admin:accounts_user_change", args=[organizer.pk])).text
+    assert re.search(r'<input type="checkbox" name="plays"(?![^>]*checked)', page)
+    resting = staff_client.get(changelist(), {"plays__exact": "0"}).text
+    assert "Organiza" in resting
+    assert ">Ana<" not in resting
+    assert "Por juega" in resting
+    staff_client.post(
+        reverse("admin:accounts_user_add"),
+        {"username": "marta", "display_name": "Marta", "password_mode": "generar"},
+    )
+    assert User.objects.get(username="marta").plays is False  # an unticked box
+    staff_client.post(
+        reverse("admin:accounts_user_add"),
+        {"username": "lucas", "display_name": "Lucas", "plays": "on", "password_mode": "generar"},
+    )
+    assert User.objects.get(username="lucas").plays is True
+    assert re.search(r'name="plays"[^>]*checked', add_form)  # ticked unless unticked
+
+
+@pytest.mark.parametrize("username", ["ANA", "Ana", "aNa"])
+def test_a_username_is_taken_whatever_its_case(staff_client, ana, username):
+    response = staff_client.post(
+        reverse("admin:accounts_user_add"),
+        {"username": username, "display_name": "Otra Ana", "password_mode": "generar"},
+    )
+    assert response.status_code == 200
+    assert "Ya hay un jugador con ese nombre de usuario: «ana»." in response.text
+    assert list(User.objects.filter(username__iexact="ana")) == [ana]
+
+
 # Registering and passwords
 
 
@@ -377,7 +533,8 @@ def test_staff_can_discard_a_card_in_progress(staff_client, ana, undone):
     card = make_scorecard(players=[ana])
     if undone:
         enter(card, card.seats.get(), card.organizer, ones=3)
-        services.change_undo(scorecard_id=card.pk, author=card.organizer)
+        version = Scorecard.objects.get(pk=card.pk).version
+        services.change_undo(scorecard_id=card.pk, author=card.organizer, version=version)
     staff_client.post(reverse("admin:scorecards_scorecard_delete", args=[card.pk]), {"post": "yes"})
     assert not Scorecard.objects.filter(pk=card.pk).exists()
     assert LogEntry.objects.filter(object_id=str(card.pk), action_flag=3).exists()

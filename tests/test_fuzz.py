@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from accounts.models import fold
+from accounts.names import hidden_characters
 from scorecards import rules, services
 from scorecards.models import BONUS, Change, Scorecard, Seat
 from scorecards.rules import Category
@@ -422,16 +423,15 @@ def parse_score(raw):
 
 
 def undo_version_matches(card, fields):
-    """The undo form's «version»: absent or blank skips the check, else it must be current."""
+    """The undo form's «version»: required, up to 9 ASCII digits, and current."""
     raw = fields.get("version")
     if isinstance(raw, list):
         raw = raw[-1] if raw else None
-    try:
-        seen = parse_score(raw)
-    except ValueError:
+    text = (raw or "").strip()
+    if not (text.isascii() and text.isdigit() and len(text) <= 9):
         return False
     card.refresh_from_db(fields=["version"])
-    return seen is None or seen == card.version
+    return int(text) == card.version
 
 
 class Refusal(Exception):
@@ -1109,6 +1109,7 @@ def test_logging_out_survives_hostile_data(accounts, next_, junk, htmx, encoding
 
 
 NEW_PASSWORDS = [NEW_PASSWORD, "olga1234", "12345678", "password", "corta", NEW_PASSWORD + " "]
+NEW_PASSWORDS += [PASSWORD]  # the temporary password, which the forced change refuses
 
 
 @fuzz(60)
@@ -1130,7 +1131,15 @@ def test_changing_the_password_survives_hostile_data(accounts, data):
         client = Client()
         if user:
             client.force_login(user)
-        possible = user is not None and o == PASSWORD and n1 is not None and n1 == n2
+        # A temporary password's change asks for no old password, and refuses it as new.
+        temporary = actor == "temporary"
+        possible = (
+            user is not None
+            and (temporary or o == PASSWORD)
+            and n1 is not None
+            and n1 == n2
+            and not (temporary and n1 == PASSWORD)
+        )
         certain = possible and n1 == NEW_PASSWORD
         before = snapshot()
         response = post(client, reverse("password_change"), fields, htmx=htmx, encoding=encoding)
@@ -1156,7 +1165,11 @@ def test_changing_the_password_survives_hostile_data(accounts, data):
 def test_the_profile_survives_hostile_data(accounts, data):
     with rolled_back():
         actor = data.draw(st.sampled_from(["organizer", "organizer", *ACTORS]), label="actor")
-        names = st.sampled_from(["Olga", " Olga la Grande ", "x" * 60, "x" * 61, " ", "\u2003"])
+        # Hidden characters, a lookalike, fullwidth letters, spaces and NFKC to normalize.
+        unusual = ["Olga\u202e", "\u0422ina", "\uff2f\uff4c\uff47\uff41", "Ana  Mar\u00eda"]
+        names = st.sampled_from(
+            ["Olga", " Olga la Grande ", "x" * 60, "x" * 61, " ", "\u2003", *unusual]
+        )
         name = data.draw(sent(mostly(names, JUNK)), label="display_name")
         htmx = data.draw(st.booleans(), label="htmx")
         encoding = data.draw(ENCODINGS, label="encoding")
@@ -1164,13 +1177,16 @@ def test_the_profile_survives_hostile_data(accounts, data):
         user = accounts.actors[actor]
         raw = last(form(fields, encoding).get("display_name"))
         wanted = raw.strip() if raw is not None else ""
+        kept = " ".join(unicodedata.normalize("NFKC", wanted).split())  # as accounts.names
         others = User.objects.exclude(pk=user.pk) if user else User.objects.all()
         taken = {fold(other.name) for other in others}
         accepted = (
             actor not in ("anonymous", "temporary")
             and 0 < len(wanted) <= 60
             and "\x00" not in wanted
-            and fold(wanted) not in taken  # another player's name, case and accents aside
+            and not hidden_characters(wanted)  # controls, bidi, zero-width characters
+            and len(kept) <= 60
+            and fold(kept) not in taken  # another player's name, case, accents, lookalikes aside
         )
         hypothesis.event("accepted" if accepted else "refused")
         before = snapshot()
@@ -1187,7 +1203,7 @@ def test_the_profile_survives_hostile_data(accounts, data):
             return
         assert target(response) is not None  # a redirect (HX-Redirect to htmx)
         assert target(response) == reverse("profile")
-        assert after["user"][user.pk]["display_name"] == wanted
+        assert after["user"][user.pk]["display_name"] == kept
         assert diff(before, after) <= {("user", user.pk, "display_name")}
 
 

@@ -42,7 +42,7 @@ def test_history_lists_my_games_newest_first_with_winners(ana_client, ana, ben):
     assert "presencial" in text
     seats = {s.player.display_name: s for s in new.seats.all()}
     winner = max(seats.values(), key=lambda s: s.total)
-    assert f"Gana: {winner.player.display_name}" in text
+    assert f"Gana: <bdi>{winner.player.display_name}</bdi>" in text
     assert f"Tu total <strong>{seats['Ana'].total}</strong> · {seats['Ana'].place}º de 3" in text
 
 
@@ -50,7 +50,7 @@ def test_a_shared_win_names_every_winner(ana_client, ana, ben):
     card = make_scorecard(players=[ana, ben])
     fill(card)
     services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
-    assert "Ganan: Ana y Ben" in ana_client.get(reverse("history")).text
+    assert "Ganan: <bdi>Ana</bdi> y <bdi>Ben</bdi>" in ana_client.get(reverse("history")).text
 
 
 def test_history_does_not_show_games_i_did_not_play(ana_client, ana, ben):
@@ -72,10 +72,12 @@ def test_history_links_my_cards_in_progress_newest_first_in_local_time(ana_clien
     text = ana_client.get(reverse("history")).text
     section = text[text.index("<h2>En juego</h2>") : text.index("Partidas finalizadas")]
     newest = (
-        f'<li><a href="/tarjetas/{playing.pk}/">Tarjeta del 30/11/2026 08:00 · Ana y Carla</a></li>'
+        f'<li><a href="/tarjetas/{playing.pk}/">Tarjeta del 30/11/2026 08:00 · '
+        "<bdi>Ana</bdi> y <bdi>Carla</bdi></a></li>"
     )
     oldest = (
-        f'<li><a href="/tarjetas/{mine.pk}/">Tarjeta del 29/11/2026 21:05 · Ben y Carla</a></li>'
+        f'<li><a href="/tarjetas/{mine.pk}/">Tarjeta del 29/11/2026 21:05 · '
+        "<bdi>Ben</bdi> y <bdi>Carla</bdi></a></li>"
     )
     assert section.index(newest) < section.index(oldest)
     assert f"/tarjetas/{not_mine.pk}/" not in section
@@ -84,7 +86,8 @@ def test_history_links_my_cards_in_progress_newest_first_in_local_time(ana_clien
     ana_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
     text = ana_client.get(reverse("history")).text
     assert (
-        f'<a href="/tarjetas/{mine.pk}/">Scorecard of 29/11/2026 21:05 · Ben and Carla</a>' in text
+        f'<a href="/tarjetas/{mine.pk}/">Scorecard of 29/11/2026 21:05 · '
+        "<bdi>Ben</bdi> and <bdi>Carla</bdi></a>" in text
     )
 
 
@@ -97,18 +100,24 @@ def test_cards_in_progress_of_the_same_minute_are_told_apart_by_their_players(
     Scorecard.objects.filter(pk__in=[first.pk, second.pk]).update(created_at=same_minute)
     text = ana_client.get(reverse("history")).text
     # In turn order; the newer card (the higher id, at the same moment) first.
-    newer = f'<a href="/tarjetas/{second.pk}/">Tarjeta del 30/11/2026 19:00 · Carla, Ben y Ana</a>'
-    older = f'<a href="/tarjetas/{first.pk}/">Tarjeta del 30/11/2026 19:00 · Ana y Ben</a>'
+    newer = (
+        f'<a href="/tarjetas/{second.pk}/">Tarjeta del 30/11/2026 19:00 · '
+        "<bdi>Carla</bdi>, <bdi>Ben</bdi> y <bdi>Ana</bdi></a>"
+    )
+    older = (
+        f'<a href="/tarjetas/{first.pk}/">Tarjeta del 30/11/2026 19:00 · '
+        "<bdi>Ana</bdi> y <bdi>Ben</bdi></a>"
+    )
     assert f"<li>{newer}</li><li>{older}</li>" in text
 
 
 def test_history_links_follow_a_rename_a_new_card_and_a_finalized_one(ana_client, ana, ben, carla):
     # The links are built once per distinct list of cards: each of these changes the list.
     first = make_scorecard(organizer=ana, players=[ana, ben])
-    assert "Ana y Ben</a>" in ana_client.get(reverse("history")).text
+    assert "<bdi>Ana</bdi> y <bdi>Ben</bdi></a>" in ana_client.get(reverse("history")).text
     ben.display_name = "Benito"
     ben.save()
-    assert "Ana y Benito</a>" in ana_client.get(reverse("history")).text
+    assert "<bdi>Ana</bdi> y <bdi>Benito</bdi></a>" in ana_client.get(reverse("history")).text
     second = make_scorecard(organizer=ana, players=[carla, ana])
     text = ana_client.get(reverse("history")).text
     assert f'href="/tarjetas/{first.pk}/"' in text
@@ -167,7 +176,7 @@ def test_history_filters_by_date_range(ana_client, ana, ben):
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"desde": "2026-13-45"}, "Introduzca una fecha válida"),
+        ({"desde": "2026-13-45"}, "Escribe una fecha válida"),
         ({"desde": "2026-05-02", "hasta": "2026-05-01"}, "no puede ser posterior"),
         ({"jugador": "99999"}, "Ese jugador no existe"),
         ({"jugador": "abc"}, "Ese jugador no existe"),
@@ -179,6 +188,137 @@ def test_bad_filters_get_a_spanish_message_and_are_ignored(ana_client, ana, ben,
     assert response.status_code == 200
     assert message in response.text
     assert f"/tarjetas/{card.pk}/" in response.text
+
+
+# The organizer's own history
+
+
+def history_links(client, **params) -> list[int]:
+    """The finalized games a history page lists, by card id, in order."""
+    text = client.get(reverse("history"), params).text
+    text = text[text.index("Partidas finalizadas") :]
+    return [int(pk) for pk in re.findall(r'class="game-link" href="/tarjetas/(\d+)/"', text)]
+
+
+def test_an_organizer_who_did_not_play_keeps_the_game_in_history(client, organizer, ana, ben):
+    (card,) = finalized_games([ana, ben], 1, organizer=organizer)
+    client.force_login(organizer)
+    text = client.get(reverse("history")).text
+    assert history_links(client) == [card.pk]
+    assert '<span class="badge">organizaste</span>' in text
+    assert "No jugaste: la organizaste." in text
+    assert "Tu total" not in text
+    assert "1 partida." in text
+    client.force_login(ana)
+    text = client.get(reverse("history")).text
+    assert history_links(client) == [card.pk]
+    assert "organizaste" not in text
+    assert "Tu total <strong>" in text
+
+
+def test_a_game_played_and_organized_appears_once(ana_client, ana, ben):
+    (card,) = finalized_games([ana, ben], 1)  # Ana organizes and plays
+    text = ana_client.get(reverse("history")).text
+    assert history_links(ana_client) == [card.pk]
+    assert text.count('<span class="badge">organizaste</span>') == 1
+    assert "Tu total <strong>" in text
+    assert "No jugaste" not in text
+
+
+@pytest.fixture
+def three_ways(ana, ben, carla):
+    """Games Ana played for Ben, organized without playing, and organized and played:
+    one a day, in that order."""
+    start = timezone.now() - timedelta(days=10)
+    (played,) = finalized_games([ben, ana], 1, start=start)
+    (organized,) = finalized_games([ben, carla], 1, start=start + timedelta(days=1), organizer=ana)
+    (both,) = finalized_games([ana, carla], 1, start=start + timedelta(days=2))
+    return played, organized, both
+
+
+@pytest.mark.parametrize(
+    ("partidas", "listed"),
+    [
+        ("", ["both", "organized", "played"]),
+        ("jugadas", ["both", "played"]),
+        ("organizadas", ["both", "organized"]),
+    ],
+)
+def test_history_filters_on_the_games_i_played_or_organized(
+    ana_client, three_ways, partidas, listed
+):
+    played, organized, both = three_ways
+    names = {played.pk: "played", organized.pk: "organized", both.pk: "both"}
+    shown = history_links(ana_client, partidas=partidas)
+    assert [names[pk] for pk in shown] == listed
+
+
+def test_the_played_or_organized_filter_goes_with_the_others(ana_client, ben, three_ways):
+    played, organized, _ = three_ways
+    assert history_links(ana_client, partidas="organizadas", jugador=ben.pk) == [organized.pk]
+    assert history_links(ana_client, partidas="jugadas", jugador=ben.pk) == [played.pk]
+    organized.refresh_from_db()
+    day = timezone.localdate(organized.finalized_at)
+    assert history_links(ana_client, partidas="jugadas", desde=day, hasta=day) == []
+    # the filter is kept in the pages' and the CSV's links
+    text = ana_client.get(reverse("history"), {"partidas": "organizadas"}).text
+    assert '<option value="organizadas" selected>Las que organicé</option>' in text
+    assert f'href="{reverse("history_csv")}?partidas=organizadas"' in text
+
+
+def test_an_unknown_played_or_organized_value_is_explained_and_ignored(ana_client, three_ways):
+    response = ana_client.get(reverse("history"), {"partidas": "ganadas"})
+    assert response.status_code == 200
+    assert "Elige todas, las que jugaste o las que organizaste." in response.text
+    assert len(history_links(ana_client, partidas="ganadas")) == 3
+
+
+def test_the_played_or_organized_filter_speaks_english(ana_client, three_ways):
+    ana_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    text = ana_client.get(reverse("history")).text
+    assert '<span class="badge">you organized</span>' in text
+    assert "You did not play: you organized it." in text
+    assert "My games" in text
+    assert ">Those I played</option>" in text
+    assert ">Those I organized</option>" in text
+    text = ana_client.get(reverse("history"), {"partidas": "x"}).text
+    assert "Choose all, those you played or those you organized." in text
+
+
+def test_the_csv_marks_the_games_i_organized_and_leaves_my_score_empty_if_i_did_not_play(
+    ana_client, three_ways
+):
+    played, organized, both = three_ways
+    body = ana_client.get(reverse("history_csv")).content.decode("utf-8").lstrip("\ufeff")
+    rows = list(csv.reader(io.StringIO(body), delimiter=";"))
+    assert rows[0] == [
+        "fecha",
+        "modalidad",
+        "jugadores",
+        "mi total",
+        "mi posición",
+        "ganadores",
+        "partida",
+        "organicé",
+    ]
+    by_card = {int(row[6]): row for row in rows[1:]}
+    assert list(by_card) == [both.pk, organized.pk, played.pk]
+    assert by_card[organized.pk][3:5] == ["", ""]
+    assert by_card[organized.pk][7] == "sí"
+    assert [by_card[both.pk][3] != "", by_card[both.pk][7]] == [True, "sí"]
+    assert [by_card[played.pk][3] != "", by_card[played.pk][7]] == [True, "no"]
+    only = ana_client.get(reverse("history_csv"), {"partidas": "organizadas"})
+    rows = list(
+        csv.reader(io.StringIO(only.content.decode("utf-8").lstrip("\ufeff")), delimiter=";")
+    )
+    assert sorted(int(row[6]) for row in rows[1:]) == sorted([organized.pk, both.pk])
+
+
+def test_a_stranger_to_the_game_does_not_see_it(client, organizer, ana, ben, carla):
+    finalized_games([ana, ben], 2, organizer=organizer)
+    client.force_login(carla)
+    assert history_links(client) == []
+    assert client.get(reverse("history_csv")).content.decode("utf-8").count("\n") == 1
 
 
 # The game page
@@ -193,7 +333,8 @@ def test_the_game_page_shows_the_whole_card_and_a_log_summary(ana_client, ana, b
     services.box_write(
         scorecard_id=card.pk, seat_id=seat.pk, box="ones", value="3", was="2", author=card.organizer
     )
-    services.change_undo(scorecard_id=card.pk, author=card.organizer)
+    version = Scorecard.objects.get(pk=card.pk).version
+    services.change_undo(scorecard_id=card.pk, author=card.organizer, version=version)
     fill(card)
     services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
     response = ana_client.get(reverse("scorecard", args=[card.pk]))
@@ -275,14 +416,19 @@ def test_history_pages_cost_the_same_at_10_and_500_games(
     ana_client, ana, ben, django_assert_num_queries, n
 ):
     cards = finalized_games([ana, ben, UserFactory()], n)
-    # session, user, count, page of seats + cards, their seats + players, the player
-    # filter's options, in-progress cards (none: no seats to read for them)
+    # and as many games Ana organized without playing
+    finalized_games([ben, UserFactory()], n, organizer=ana)
+    # session, user, count, page of cards, their seats + players, the player filter's
+    # options, in-progress cards (none: no seats to read for them)
     with django_assert_num_queries(7):
         ana_client.get(reverse("history"))
-    # session, user, my seats + cards, their seats + players
+    # and the chosen player, read to check the filter
+    with django_assert_num_queries(8):
+        ana_client.get(reverse("history"), {"partidas": "organizadas", "jugador": ben.pk})
+    # session, user, my cards, their seats + players
     with django_assert_num_queries(4):
         ana_client.get(reverse("history_csv"))
     # session, user, the card and organizer, its seats and players, its changes
     with django_assert_num_queries(5):
         ana_client.get(reverse("scorecard", args=[cards[-1].pk]))
-    assert Scorecard.objects.count() == n
+    assert Scorecard.objects.count() == 2 * n

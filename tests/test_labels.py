@@ -200,3 +200,23 @@ def test_names_are_listed_as_a_sentence(names, spanish_list, english_list):
         assert names_list(names) == spanish_list
     with translation.override("en"):
         assert names_list(names) == english_list
+
+
+def test_short_names_fit_a_phone_column_and_stay_distinct():
+    from scorecards.labels import short_names
+
+    assert short_names(["Berto Álvarez", "Guillermo", "Ana"]) == ["Berto", "Guil.", "Ana"]
+    # Two that would read alike get an initial, and the whole name as a last resort.
+    assert short_names(["Ana María", "Ana López", "Carla"]) == ["Ana M.", "Ana L.", "Carla"]
+    assert short_names(["Ana", "Ana B", "Ana C"]) == ["Ana", "Ana B.", "Ana C."]
+    assert short_names(["Guillermo A", "Guillermo B"]) == ["Guil. A.", "Guil. B."]
+    assert short_names(["Ana", "ana"]) == ["Ana", "ana"]
+
+
+def test_short_box_labels_keep_the_full_name_elsewhere():
+    from scorecards.labels import box_short
+
+    assert box_short("small_straight") == "Esc. peq."
+    assert box_short("ones") == "Unos"
+    with translation.override("en"):
+        assert box_short("small_straight") == "Sm. str."

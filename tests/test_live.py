@@ -73,7 +73,9 @@ def test_the_card_page_polls_while_in_progress(client, card, ana):
     poll = re.search(r'<div class="poll" id="sheet-poll"[^>]*>', page).group(0)
     assert f'hx-get="{reverse("scorecard_live", args=[card.pk])}"' in poll
     assert 'hx-include="#sheet-version"' in poll
-    assert '<input type="hidden" id="sheet-version" name="version" value="0">' in page
+    assert (
+        '<input type="hidden" id="sheet-version" name="version" form="undo-form" value="0">' in page
+    )
     assert 'hx-trigger="every 3s"' in poll
     assert 'hx-target="#sheet"' in poll
     assert "hx-swap-oob" not in poll
@@ -106,15 +108,17 @@ def test_a_page_one_change_behind_gets_the_written_cell_and_what_follows_it(clie
     assert "<html" not in html
     assert '<div id="sheet">' not in html
     assert oob_cells(html) == {cell(card, ana, "fives")}
-    assert '<span class="visually-hidden">Cincos — Ana: 15</span>' in html
+    assert '<span class="visually-hidden">Cincos — <bdi>Ana</bdi>: 15</span>' in html
     for row in SUM_ROWS:
         assert re.search(rf'<tr id="row-{row}" class="\w+" hx-swap-oob="true">', html)
     # the version the next poll sends; the poll itself stays in place
-    assert '<input type="hidden" id="sheet-version" name="version" value="1" hx-swap-oob' in html
+    assert (
+        '<input type="hidden" id="sheet-version" name="version" form="undo-form" value="1"'
+        " hx-swap-oob" in html
+    )
     assert 'id="sheet-poll"' not in html
     assert '<ol id="recent-changes" hx-swap-oob="true">' in html
-    assert "Olga:" in html
-    assert "Ana, Cincos: sin anotar → 15" in html
+    assert "<bdi>Olga</bdi> anotó 15 en Cincos de <bdi>Ana</bdi>" in html
     # a player's page has no controls to bring up to date
     assert "casilla/" not in html
     assert 'id="undo-button"' not in html
@@ -132,8 +136,8 @@ def test_a_page_some_changes_behind_gets_only_the_cells_written_since(client, ca
     html = response.text
     assert oob_cells(html) == {cell(card, ana, "ones"), cell(card, ben, "sixes")}
     assert html.count(f'id="{cell(card, ana, "ones")}"') == 1
-    assert '<span class="visually-hidden">Unos — Ana: 4</span>' in html
-    assert 'id="sheet-version" name="version" value="4"' in html
+    assert '<span class="visually-hidden">Unos — <bdi>Ana</bdi>: 4</span>' in html
+    assert 'id="sheet-version" name="version" form="undo-form" value="4"' in html
     row = re.search(r'<tr id="row-total".*?</tr>', html, re.S).group(0)
     assert "<td>4</td><td>44</td>" in row
 
@@ -149,14 +153,14 @@ def test_a_bonus_a_joker_and_an_undo_since_the_page_are_patched_too(client, card
         author=organizer,
     )
     write(card, ana, BONUS, "2", was="1")
-    services.change_undo(scorecard_id=card.pk, author=organizer)
+    services.change_undo(scorecard_id=card.pk, author=organizer, version=version_of(card))
     html = live(client, card, 1).text
     # the bonus line is a sum row, not a cell
     assert oob_cells(html) == {cell(card, ana, "twos")}
     bonuses = re.search(r'<tr id="row-yahtzee_bonuses".*?</tr>', html, re.S).group(0)
     assert "<td>100</td>" in bonuses  # the joker's +100, back after the undo of the 2
     assert "deshizo un cambio" in html
-    assert 'id="sheet-version" name="version" value="4"' in html
+    assert 'id="sheet-version" name="version" form="undo-form" value="4"' in html
 
 
 def test_a_page_at_the_limit_gets_a_patch_and_one_further_behind_the_whole_sheet(
@@ -209,7 +213,7 @@ def test_a_malformed_or_unknown_version_gets_the_whole_sheet(client, card, ana, 
     assert "HX-Reswap" not in response
     assert response["X-Dados-Version"] == "1"
     assert response.text.lstrip().startswith('<div id="sheet">')
-    assert 'id="sheet-version" name="version" value="1">' in response.text
+    assert 'id="sheet-version" name="version" form="undo-form" value="1">' in response.text
     assert 'id="sheet-poll"' in response.text
 
 
@@ -303,7 +307,9 @@ def test_the_organizers_write_answer_brings_the_poll_to_its_version(org_client, 
         headers=HTMX,
     )
     assert response["HX-Reswap"] == "none"
-    shown = re.search(r'id="sheet-version" name="version" value="(\d+)"', response.text)
+    shown = re.search(
+        r'id="sheet-version" name="version" form="undo-form" value="(\d+)"', response.text
+    )
     assert shown.group(1) == "1"
     # the next poll sends it and finds nothing new: it cannot put back what the write replaced
     assert live(org_client, card, shown.group(1)).status_code == 204

@@ -1,5 +1,6 @@
 """Migration 0006 moves every change's items into the change's row, and back again;
-0007 moves the seat's checks into domains on PostgreSQL and 0009 puts them back on the table."""
+0007 moves the seat's checks into domains on PostgreSQL and 0009 puts them back on the table;
+accounts 0003 adds «Juega» without taking anyone out of the game."""
 
 import json
 
@@ -12,7 +13,7 @@ from tests.factories import make_scorecard
 BEFORE = [("scorecards", "0005_created_once")]
 AFTER = [("scorecards", "0006_change_items_inline")]
 DOMAINS = [("scorecards", "0007_seat_checks_in_domains")]
-USERS = [("accounts", "0002_must_change_password")]  # as they are now, on both sides
+USERS = [("accounts", "0003_plays")]  # as they are now, on both sides
 
 
 def migrate(targets):
@@ -234,3 +235,25 @@ def test_0009_migrates_a_database_holding_finalized_games_and_back(finished_game
     assert list(Change.objects.values_list("version", flat=True)) == [None]
     tables = connection.introspection.table_names()
     assert "scorecards_statsversion" not in tables
+
+
+def test_accounts_0003_keeps_every_existing_account_playing(flushable_db):
+    """Staff and superusers included: only the admin unticks «Juega», never a migration."""
+    before, after = [("accounts", "0002_must_change_password")], [("accounts", "0003_plays")]
+
+    def users_at(targets):
+        executor = MigrationExecutor(connection)
+        executor.migrate(targets)
+        executor.loader.build_graph()
+        return executor.loader.project_state(targets).apps.get_model("accounts", "User")
+
+    User = users_at(before)
+    assert "plays" not in {f.name for f in User._meta.get_fields()}
+    User.objects.create(username="admin", is_staff=True, is_superuser=True)
+    User.objects.create(username="ana", display_name="Ana")
+    try:
+        User = users_at(after)
+        assert dict(User.objects.values_list("username", "plays")) == {"admin": True, "ana": True}
+        users_at(before)  # and it undoes cleanly
+    finally:
+        migrate(latest())

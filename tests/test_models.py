@@ -138,11 +138,21 @@ def test_what_a_column_lacks_is_said_in_the_language_asked_each_time(card, ana):
             said.setdefault(language, []).append(seat.problems)
     assert said["es"][0] == said["es"][1]
     assert isinstance(said["es"][0], list)
-    assert said["es"][0][0].startswith("Sin anotar: Unos, Doses")
-    assert said["en"][0][0].startswith("Not scored yet: Ones, Twos")
+    assert said["es"][0][0] == "13 casillas sin anotar."
+    assert said["en"][0][0] == "13 boxes not scored yet."
     assert len(said["en"][0]) == len(said["es"][0]) == 3
     assert "the Yahtzee box does not hold 50" in said["en"][0][1]
     assert "la casilla Yahtzee no tiene 50" in said["es"][0][1]
+
+
+def test_a_column_names_its_last_blank_boxes_and_counts_more(card, ana):
+    seat = seat_of(card, ana)
+    for box, value in full_card(chance=None, yahtzee=None, fours=None, ones=None).items():
+        setattr(seat, box, value)
+    assert seat.problems == ["Sin anotar: Unos, Cuatros, Yahtzee, Libre (Chance)."]
+    seat.twos = None
+    assert seat.problems == ["5 casillas sin anotar."]
+    assert seat.filled == 8
 
 
 # Change
@@ -267,7 +277,8 @@ def test_the_database_refuses_a_second_card_for_one_token(organizer, ana):
 
 def test_the_database_undoes_a_change_once(card, organizer, ana):
     enter(card, seat_of(card, ana), organizer, ones=3)
-    services.change_undo(scorecard_id=card.pk, author=organizer)
+    version = Scorecard.objects.get(pk=card.pk).version
+    services.change_undo(scorecard_id=card.pk, author=organizer, version=version)
     done = Change.objects.get(kind=Change.Kind.BOX)
     with pytest.raises(IntegrityError), transaction.atomic():
         Change.objects.create(

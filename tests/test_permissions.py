@@ -85,8 +85,9 @@ EXPECTED = {
     ("joker", "POST"): card_edit(200),
     ("undo", "GET"): everyone(405),
     ("undo", "POST"): card_edit(200),
-    # The card in progress is incomplete, so even its organizer is told what is missing.
-    ("finalize", "GET"): everyone(405),
+    # The card in progress is incomplete, so even its organizer is told what is missing:
+    # by the confirmation (GET), or by a refusal (POST).
+    ("finalize", "GET"): card_edit(200),
     ("finalize", "POST"): card_edit(409),
     ("discard", "GET"): card_edit(200),
     ("discard", "POST"): card_edit(302),
@@ -105,6 +106,7 @@ EXPECTED = {
 DATA = {
     "box": {"value": "1", "was": ""},
     "joker": {"face": "2", "box": "twos"},
+    "undo": {"version": "1"},  # the card in progress, after its one write
     "login": {"username": "nadie", "password": "x"},
     "profile": {"display_name": ""},
 }

@@ -40,7 +40,7 @@ def test_any_player_sees_another_players_statistics(viewer, ana, ben):
     assert 'class="chart" viewBox=' in text
     assert 'role="img"' in text
     assert "Ver como tabla" in text
-    assert ">Ben</a></th><td>1</td><td>0</td><td>0</td><td>1</td>" in text
+    assert "<bdi>Ben</bdi></a></th><td>1</td><td>0</td><td>0</td><td>1</td>" in text
 
 
 def test_the_player_page_draws_both_charts_as_named_images(viewer, ana, ben):
@@ -51,8 +51,10 @@ def test_the_player_page_draws_both_charts_as_named_images(viewer, ana, ben):
         assert 'role="img"' in svg
         assert f'aria-labelledby="{prefix}-title" aria-describedby="{prefix}-desc"' in svg
         assert f'<desc id="{prefix}-desc">3 partidas' in svg
-    assert '<title id="totals-title">Totales de Ana en el tiempo</title>' in line
-    assert '<title id="histogram-title">Histograma de totales de Ana</title>' in histogram
+    assert '<title id="totals-title">Totales de \u2068Ana\u2069 en el tiempo</title>' in line
+    assert '<title id="histogram-title">Histograma de totales de \u2068Ana\u2069</title>' in (
+        histogram
+    )
     assert line.count('class="chart-point"') == 3
     assert 'class="chart-bar"' in histogram
 
@@ -90,7 +92,8 @@ def test_the_player_template_follows_the_views_context(ana, ben):
     }
     line, histogram = svgs(render_to_string("scorecards/player.html", context))
     assert line.count('class="chart-point"') == 2
-    assert '<title id="histogram-title">Histograma de totales de Ana</title>' in histogram
+    title = '<title id="histogram-title">Histograma de totales de \u2068Ana\u2069</title>'
+    assert title in histogram
 
 
 @pytest.mark.parametrize(
@@ -138,9 +141,9 @@ def test_the_ranking_states_its_measure_and_orders_by_average(viewer, ana, ben):
     assert "ordenados por su media de puntos, con al menos 5 partidas" in text
     assert "Con menos de 5 partidas" in text
     ranked = text.split("Con menos de")[0]
-    assert ">Ana</a>" in ranked
-    assert ">Ben</a>" in ranked
-    assert ">Carla</a>" not in ranked
+    assert "<bdi>Ana</bdi></a>" in ranked
+    assert "<bdi>Ben</bdi></a>" in ranked
+    assert "<bdi>Carla</bdi></a>" not in ranked
 
 
 def test_inactive_players_are_not_ranked(viewer, ana, ben):
@@ -148,8 +151,8 @@ def test_inactive_players_are_not_ranked(viewer, ana, ben):
     ben.is_active = False
     ben.save()
     text = viewer.get(reverse("ranking")).text
-    assert ">Ana</a>" in text
-    assert ">Ben</a>" not in text
+    assert "<bdi>Ana</bdi></a>" in text
+    assert "<bdi>Ben</bdi></a>" not in text
 
 
 @pytest.mark.parametrize("n", [10, 500])
@@ -173,11 +176,11 @@ def test_pages_change_when_a_game_is_finalized_or_a_player_renamed(viewer, ana, 
     fill(card)
     finalize(card)
     assert "<dt>Partidas</dt><dd>6</dd>" in viewer.get(reverse("player", args=[ana.pk])).text
-    assert ">Ana</a>" in viewer.get(reverse("ranking")).text
+    assert "<bdi>Ana</bdi></a>" in viewer.get(reverse("ranking")).text
     ana_client = type(viewer)()
     ana_client.force_login(ana)
     ana_client.post(reverse("profile"), {"display_name": "Ana María"})
-    assert ">Ana María</a>" in viewer.get(reverse("ranking")).text
+    assert "<bdi>Ana María</bdi></a>" in viewer.get(reverse("ranking")).text
 
 
 def test_pages_follow_the_language(viewer, ana, ben):

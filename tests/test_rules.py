@@ -602,3 +602,23 @@ def test_rules_hold_no_ui_wording():
     ]
     assert strings
     assert [s for s in strings if not s.isascii()] == []
+
+
+# Whose turn it is
+
+
+@pytest.mark.parametrize(
+    ("filled", "expected"),
+    [
+        ([0, 0, 0], (1, 0)),  # nobody has played: round 1, the first seat
+        ([1, 0, 0], (1, 1)),
+        ([1, 1, 1], (2, 0)),
+        ([7, 7, 6, 6], (7, 2)),  # «Ronda 7 de 13 · le toca a» the third
+        ([3, 2, 3], (3, 1)),  # a skipped turn: the one behind plays, whatever the seat
+        ([13, 12], (13, 1)),
+        ([13, 13], None),  # every box filled
+        ([], None),
+    ],
+)
+def test_turn_follows_the_seating_order_and_the_boxes_used(filled, expected):
+    assert rules.turn(filled) == expected

@@ -177,3 +177,30 @@ def test_html_is_compressed_for_a_client_that_accepts_gzip(client, db):
     page = gzip.decompress(response.content).decode()
     assert '<html lang="es">' in page
     assert len(response.content) < len(plain.content) / 2
+
+
+def _database_setting(key, **env):
+    """DATABASES["default"][key] as dados.settings reads it from env, in a fresh process."""
+    clean = {k: v for k, v in os.environ.items() if k not in {"CONN_HEALTH_CHECKS"}}
+    clean.update({"SECRET_KEY": "x" * 50, "DEBUG": "false", **env})
+    code = f"import dados.settings as s; print(s.DATABASES['default'][{key!r}])"
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env=clean,
+        capture_output=True,
+        text=True,
+        cwd=settings.BASE_DIR,
+    )
+    return result.stdout.strip() or result.stderr
+
+
+@pytest.mark.parametrize("url", ["sqlite:///db.sqlite3", "postgres://dados@db/dados"])
+def test_kept_connections_are_checked_before_use_unless_turned_off(url):
+    """A connection the database dropped (a restart, a failover) is replaced before a
+    request uses it, on either database."""
+    assert _database_setting("CONN_HEALTH_CHECKS", DATABASE_URL=url) == "True"
+    off = _database_setting("CONN_HEALTH_CHECKS", DATABASE_URL=url, CONN_HEALTH_CHECKS="false")
+    assert off == "False"
+    bad = _database_setting("CONN_HEALTH_CHECKS", DATABASE_URL=url, CONN_HEALTH_CHECKS="maybe")
+    assert "CONN_HEALTH_CHECKS must be a boolean" in bad
+    assert settings.DATABASES["default"]["CONN_HEALTH_CHECKS"] is True

@@ -59,6 +59,16 @@ def test_it_finds_players_by_name(org_client, ana, ben):
     assert ">Ana<" not in response.text.replace(" Ana<", ">Ana<")
 
 
+def test_the_search_never_matches_a_username(org_client):
+    """Players do not see each other's usernames, so a search cannot reveal one."""
+    UserFactory(username="zorro", display_name="Pepa")
+    UserFactory(username="lola", display_name="")  # no display name: the list shows «lola»
+    listed = org_client.get(reverse("scorecard_new"), {"q": "zorro"}).text
+    assert "Pepa" not in listed
+    assert 'id="player-list-empty" hidden' not in listed  # «No hay jugadores con ese nombre.»
+    assert "lola" in org_client.get(reverse("scorecard_new"), {"q": "LOL"}).text
+
+
 @pytest.mark.parametrize("query", ["oscar", "ÓSCAR", "Óscar", "scar"])
 def test_the_search_ignores_case_and_accents(org_client, query):
     UserFactory(display_name="Óscar")
@@ -107,8 +117,11 @@ def test_the_order_page_sets_the_seating_order(org_client, ana, ben):
 def test_the_order_page_moves_a_player_up_or_down(org_client, ana, ben, carla):
     response = org_client.get(reverse("scorecard_order"), {"p": [ana.pk, ben.pk, carla.pk]})
     assert f'href="?p={ben.pk}&amp;p={ana.pk}&amp;p={carla.pk}"' in response.text
-    assert 'aria-label="Subir a Ana"' not in response.text
-    assert 'aria-label="Bajar a Carla"' not in response.text
+    # Names in an attribute are isolated with FSI … PDI (no <bdi> there).
+    assert 'aria-label="Bajar a \u2068Ana\u2069"' in response.text
+    assert 'aria-label="Subir a \u2068Carla\u2069"' in response.text
+    assert 'aria-label="Subir a \u2068Ana\u2069"' not in response.text
+    assert 'aria-label="Bajar a \u2068Carla\u2069"' not in response.text
 
 
 def test_one_player_is_not_asked_who_starts(org_client, ana):
@@ -137,7 +150,7 @@ def test_the_order_page_refuses_more_than_ten_players(org_client):
 def test_who_starts_rotates_the_table_to_the_highest_sum(org_client, ana, ben, carla):
     ids = [ana.pk, ben.pk, carla.pk]
     response = org_client.get(reverse("scorecard_order"), {"p": ids, "t": ["12", "25", "20"]})
-    assert "Empieza Ben" in response.text
+    assert "Empieza <bdi>Ben</bdi>" in response.text
     hidden = [f'name="p" value="{i}"' for i in (ben.pk, carla.pk, ana.pk)]
     positions = [response.text.index(h) for h in hidden]
     assert positions == sorted(positions)
@@ -146,12 +159,12 @@ def test_who_starts_rotates_the_table_to_the_highest_sum(org_client, ana, ben, c
 def test_who_starts_asks_only_the_tied_players_to_roll_again(org_client, ana, ben, carla):
     ids = [ana.pk, ben.pk, carla.pk]
     response = org_client.get(reverse("scorecard_order"), {"p": ids, "t": ["25", "10", "25"]})
-    assert "Empate: repiten solo Ana y Carla" in response.text
+    assert "Empate: repiten solo <bdi>Ana</bdi> y <bdi>Carla</bdi>" in response.text
     assert f'id="s-{ben.pk}"' not in response.text
     response = org_client.get(
         reverse("scorecard_order"), {"p": ids, "s": ["25,10,25"], "t": ["8", "19"]}
     )
-    assert "Empieza Carla" in response.text
+    assert "Empieza <bdi>Carla</bdi>" in response.text
 
 
 def test_who_starts_rejects_impossible_sums(org_client, ana, ben):
@@ -163,7 +176,7 @@ def test_who_starts_rejects_impossible_sums(org_client, ana, ben):
 def test_a_wrong_sum_is_named_and_the_others_are_kept(org_client, ana, ben, carla):
     ids = [ana.pk, ben.pk, carla.pk]
     response = org_client.get(reverse("scorecard_order"), {"p": ids, "t": ["12", "31", "20"]})
-    assert "Revisa la suma de Ben: con cinco dados sale entre 5 y 30." in response.text
+    assert "Revisa la suma de <bdi>Ben</bdi>: con cinco dados sale entre 5 y 30." in response.text
     fields = dict(re.findall(r'id="s-(\d+)" name="t" value="([^"]*)"', response.text))
     assert fields == {str(ana.pk): "12", str(ben.pk): "31", str(carla.pk): "20"}
     wrong = re.findall(r'id="s-(\d+)"[^>]*aria-invalid="true"', response.text)
@@ -172,7 +185,7 @@ def test_a_wrong_sum_is_named_and_the_others_are_kept(org_client, ana, ben, carl
     response = org_client.get(
         reverse("scorecard_order"), {"p": ids, "s": ["25,10,25"], "t": ["8", "0"]}
     )
-    assert "Revisa la suma de Carla" in response.text
+    assert "Revisa la suma de <bdi>Carla</bdi>" in response.text
     assert f'id="s-{ben.pk}"' not in response.text
     # More sums than players to roll (a hand-made address), and fewer: a page, not a 500.
     for t in (["8", "31", "9", "9"], ["31"]):
@@ -349,7 +362,7 @@ def test_a_player_sees_the_card_without_edit_controls(client, card, ana):
     assert "Finalizar" not in response.text
     assert "Descartar" not in response.text
     assert "Se actualiza sola." in response.text
-    assert '<span class="visually-hidden">Unos — Ana: sin anotar</span>' in response.text
+    assert '<span class="visually-hidden">Unos — <bdi>Ana</bdi>: sin anotar</span>' in response.text
 
 
 def test_staff_see_any_card_with_edit_controls(client, card):
@@ -391,8 +404,7 @@ def test_recent_changes_are_listed_on_the_card(org_client, card, ana):
     write(org_client, card, seat_of(card, ana), "twos", "6")
     response = org_client.get(reverse("scorecard", args=[card.pk]))
     assert "Últimos cambios" in response.text
-    assert "Olga:" in response.text
-    assert "Ana, Doses: sin anotar → 6" in response.text
+    assert "<bdi>Olga</bdi> anotó 6 en Doses de <bdi>Ana</bdi>" in response.text
 
 
 def test_a_finalized_card_shows_its_whole_log_and_stops_polling(org_client, card, ana):
@@ -594,14 +606,17 @@ def test_a_write_from_the_current_page_answers_with_what_changed(org_client, car
         assert re.search(rf'<tr id="row-{row}" class="\w+" hx-swap-oob="true">', html)
     # the new version for the poll and the next write (the poll itself stays in place),
     # undo enabled, the error cleared
-    assert '<input type="hidden" id="sheet-version" name="version" value="1" hx-swap-oob' in html
+    assert (
+        '<input type="hidden" id="sheet-version" name="version" form="undo-form" value="1"'
+        " hx-swap-oob" in html
+    )
     assert 'id="sheet-poll"' not in html
     assert '<button type="submit" id="undo-button" hx-swap-oob="true">' in html
     assert '<div id="sheet-alert" hx-swap-oob="true"></div>' in html
     # what is missing, and «Últimos cambios» with the new entry on top
     assert '<div id="sheet-problems" hx-swap-oob="true">' in html
     assert '<ol id="recent-changes" hx-swap-oob="true">' in html
-    assert "Ana, Cincos: sin anotar → 15" in html
+    assert "<bdi>Olga</bdi> anotó 15 en Cincos de <bdi>Ana</bdi>" in html
     assert seat_of(card, ana).fives == 15
 
 
@@ -609,13 +624,15 @@ def test_a_write_from_the_current_page_answers_with_what_changed(org_client, car
     ("box", "value", "shows"),
     [
         ("chance", "20", '<td id="c{seat}-chance" hx-swap-oob="true">'),
-        ("yahtzee", "50", "+ Yahtzee adicional"),  # the bonus row gains its link
+        ("yahtzee", "50", '<td id="c{seat}-yahtzee" hx-swap-oob="true">'),
         (BONUS, "1", 'aria-label="Bonus Yahtzee — Ana: 1 '),
     ],
 )
 def test_a_write_answers_with_every_sum_row(org_client, card, ana, box, value, shows):
     seat = seat_of(card, ana)
     was = "0" if box == BONUS else ""
+    if box == BONUS:
+        write(org_client, card, seat, "yahtzee", "50")  # no bonus without it
     html = write(org_client, card, seat, box, value, was=was, htmx=True).text
     assert shows.format(seat=seat.pk) in html
     for row in SUM_ROWS:
@@ -731,9 +748,13 @@ def test_a_seat_of_another_card_is_refused(org_client, card, organizer):
 
 def test_the_bonus_line_is_correctable(org_client, card, ana):
     seat = seat_of(card, ana)
+    write(org_client, card, seat, "yahtzee", "50")
     write(org_client, card, seat, BONUS, "2", was="0")
+    write(org_client, card, seat, BONUS, "1", was="2")
     seat.refresh_from_db()
-    assert seat.yahtzee_bonuses == 2
+    assert seat.yahtzee_bonuses == 1
+    # Yahtzee corrected to 0 afterwards: the card says the bonus no longer holds.
+    write(org_client, card, seat, "yahtzee", "0", was="50")
     response = org_client.get(reverse("scorecard", args=[card.pk]))
     assert "la casilla Yahtzee no tiene 50" in response.text
 
@@ -834,8 +855,10 @@ def test_a_joker_from_the_current_page_answers_with_its_cell_and_the_sums(org_cl
     assert f'<td id="c{seat.pk}-threes" hx-swap-oob="true">' in response.text
     assert f'id="c{seat.pk}-{BONUS}"' not in response.text
     assert '<tr id="row-yahtzee_bonuses" class="sum" hx-swap-oob="true">' in response.text
-    assert "Ana, Treses: sin anotar → 15; Ana, Bonus Yahtzee: 0 → 1" in response.text
-    assert "· Yahtzee adicional:" in response.text
+    assert (
+        "<bdi>Olga</bdi> anotó un Yahtzee adicional de <bdi>Ana</bdi>: 15 en Treses"
+        " (+100 de bonus)" in response.text
+    )
 
 
 def test_joker_refuses_a_box_out_of_the_forced_order(org_client, card, ana):
@@ -908,13 +931,14 @@ def test_undo_restores_the_latest_change_then_the_one_before(org_client, card, a
     seat = seat_of(card, ana)
     write(org_client, card, seat, "ones", "3")
     write(org_client, card, seat, "ones", "4", was="3")
-    response = org_client.post(reverse("undo", args=[card.pk]))
+    undo = reverse("undo", args=[card.pk])
+    response = org_client.post(undo, {"version": version_of(card)})
     assert response.status_code == 302
     assert response.url == reverse("scorecard", args=[card.pk])
     assert seat_of(card, ana).ones == 3
-    org_client.post(reverse("undo", args=[card.pk]))
+    org_client.post(undo, {"version": version_of(card)})
     assert seat_of(card, ana).ones is None
-    response = org_client.post(reverse("undo", args=[card.pk]), headers=HTMX)
+    response = org_client.post(undo, {"version": version_of(card)}, headers=HTMX)
     assert response.status_code == 409
     assert "No hay nada que deshacer." in response.text
     assert Change.objects.filter(kind="undo").count() == 2
@@ -929,8 +953,10 @@ def test_an_undo_from_the_current_page_answers_with_what_it_restored(org_client,
     assert response["X-Dados-Base"] == "2"
     assert f'<td id="c{seat.pk}-threes" hx-swap-oob="true">' in response.text
     assert '<tr id="row-yahtzee_bonuses" class="sum" hx-swap-oob="true">' in response.text
-    assert "Olga deshizo un cambio:" in response.text
-    assert "Ana, Treses: 15 → sin anotar; Ana, Bonus Yahtzee: 1 → 0" in response.text
+    assert "<bdi>Olga</bdi> deshizo un cambio: Treses de <bdi>Ana</bdi>, 15 → sin anotar;" in (
+        response.text
+    )
+    assert "Bonus Yahtzee de <bdi>Ana</bdi>, 1 → 0" in response.text
     seat.refresh_from_db()
     assert (seat.threes, seat.yahtzee_bonuses) == (None, 0)
 
@@ -954,6 +980,24 @@ def test_undo_refuses_when_the_card_changed_since_it_was_seen(org_client, card, 
     assert seat_of(card, ana).twos == 4
     org_client.post(reverse("undo", args=[card.pk]), {"version": version_of(card)})
     assert seat_of(card, ana).twos is None
+
+
+@pytest.mark.parametrize("sent", [{}, {"version": ""}, {"version": "1.0"}, {"version": "x"}])
+def test_undo_without_the_version_it_was_based_on_changes_nothing(org_client, card, ana, sent):
+    """A replayed or hand-made undo that does not say which version it saw is refused,
+    not let through the stale check."""
+    write(org_client, card, seat_of(card, ana), "ones", "3")
+    message = "No sabemos qué versión de la tarjeta estás viendo: recárgala y vuelve a deshacer."
+    response = org_client.post(reverse("undo", args=[card.pk]), sent, headers=HTMX)
+    assert response.status_code == 400
+    assert message in response.text
+    assert "<html" not in response.text
+    response = org_client.post(reverse("undo", args=[card.pk]), sent)
+    assert response.status_code == 302
+    assert message in org_client.get(response.url).text
+    assert seat_of(card, ana).ones == 3
+    assert version_of(card) == 1
+    assert not Change.objects.filter(kind="undo").exists()
 
 
 @pytest.mark.parametrize(("who", "status"), [("player", 403), ("stranger", 404)])
@@ -994,9 +1038,9 @@ def test_finalize_lists_what_is_missing_per_player(org_client, card, ana):
     response = org_client.post(reverse("finalize", args=[card.pk]), headers=HTMX)
     assert response.status_code == 409
     assert "Aún no se puede finalizar." in response.text
-    assert "Para finalizar falta" in response.text
-    assert "<strong>Ana</strong>: Sin anotar: Unos, Doses" in response.text
-    assert '<details class="problems" open>' in response.text
+    assert "Para finalizar falta:" in response.text
+    assert "<strong><bdi>Ana</bdi></strong>: 13 casillas sin anotar." in response.text
+    assert '<section class="problems"' in response.text
     assert not Scorecard.objects.get(pk=card.pk).is_finalized
 
 
@@ -1090,7 +1134,8 @@ def test_discard_asks_first_and_then_deletes(org_client, card):
 
 def test_a_card_with_an_undone_change_can_be_discarded(org_client, card, ana):
     write(org_client, card, seat_of(card, ana), "ones", "3")
-    assert org_client.post(reverse("undo", args=[card.pk])).status_code == 302
+    response = org_client.post(reverse("undo", args=[card.pk]), {"version": version_of(card)})
+    assert response.status_code == 302
     assert Change.objects.filter(undoes__isnull=False).count() == 1
     assert org_client.post(reverse("discard", args=[card.pk])).status_code == 302
     assert not Scorecard.objects.exists()
@@ -1118,7 +1163,7 @@ def test_only_the_organizer_discards(client, card, ana, who, status):
 # Methods and log-in for every write
 
 
-@pytest.mark.parametrize("name", ["undo", "finalize"])
+@pytest.mark.parametrize("name", ["undo"])  # a GET of finalize asks for confirmation
 def test_writes_reject_get(org_client, card, name):
     assert org_client.get(reverse(name, args=[card.pk])).status_code == 405
 
@@ -1162,7 +1207,8 @@ def test_the_json_export_has_every_box_total_and_position(client, card, ana, ben
     )
     assert data["finalizada"] is None
     first, second = data["jugadores"]
-    assert (first["jugador"], first["usuario"], first["turno"]) == ("Ana", "ana", 1)
+    assert (first["jugador"], first["turno"]) == ("Ana", 1)
+    assert "usuario" not in first  # players never see each other's usernames
     assert first["casillas"]["chance"] == 22
     assert len(first["casillas"]) == 13
     assert (second["bonus_yahtzee"], second["totales"]["yahtzee_bonus"]) == (1, 100)

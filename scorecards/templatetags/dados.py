@@ -1,14 +1,29 @@
 from django import template
 
-from scorecards.labels import box_name, names_list
+from accounts.names import isolate, isolate_text, names_html
+from scorecards.labels import box_name
 
 register = template.Library()
 
 
 @register.filter
-def names(players) -> str:
-    """«Ana, Ben y Carla»: players' names as a sentence list, in the active language."""
-    return names_list([player.name for player in players])
+def names(people) -> str:
+    """«Ana, Ben y Carla»: the names of players, or of the players in seats, as a sentence
+    list in the active language, each isolated in a <bdi>."""
+    return names_html([getattr(person, "player", person).name for person in people])
+
+
+@register.filter
+def bdi(name) -> str:
+    """A name isolated in a <bdi>, so that a right-to-left name cannot reorder the numbers
+    and words around it. Every name a page shows goes through it."""
+    return isolate(name)
+
+
+@register.filter
+def isolated(name) -> str:
+    """A name isolated where markup cannot go: a <title>, an attribute."""
+    return isolate_text(name)
 
 
 @register.filter

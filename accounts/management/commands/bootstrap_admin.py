@@ -3,6 +3,10 @@ import secrets
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
+# A person's name, as the header and the change log show it («Admin anotó 30 en Seises de
+# Ana»), and not the header's «Administración» link.
+DISPLAY_NAME = "Admin"
+
 
 class Command(BaseCommand):
     help = "On an empty database, create an admin account and print its password once."
@@ -15,8 +19,9 @@ class Command(BaseCommand):
         if User.objects.exists():
             return
         password = secrets.token_urlsafe(12)
+        # It administers and may organize cards, but does not play until «Juega» is ticked.
         User.objects.create_superuser(
-            username=username, password=password, display_name="Administración"
+            username=username, password=password, display_name=DISPLAY_NAME, plays=False
         )
         bar = "=" * 60
         self.stdout.write(
@@ -24,6 +29,8 @@ class Command(BaseCommand):
             "Cuenta de administración creada (se muestra una sola vez):\n"
             f"  usuario:    {username}\n"
             f"  contraseña: {password}\n"
-            "Cámbiala tras entrar en «Cambiar contraseña».\n"
+            "Tras entrar, cámbiala en tu perfil (tu nombre, arriba) → «Cambiar contraseña».\n"
+            "La administración está en /admin/. Esta cuenta no juega: para jugar con ella,\n"
+            "marca «Juega» en su ficha (Administración → Jugadores).\n"
             f"{bar}"
         )

@@ -7,6 +7,9 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from accounts.forms import clean_name
+from accounts.names import fold, normalize
+
 HEADER = {"username", "usuario"}
 
 
@@ -30,7 +33,7 @@ class Command(BaseCommand):
         issued = []
         with transaction.atomic():
             for _line, username, display_name in rows:
-                user = User(username=username, display_name=display_name)
+                user = User(username=username, display_name=normalize(display_name))
                 issued.append((user, user.set_temporary_password()))
                 user.save()
         self.stdout.write(
@@ -64,6 +67,8 @@ class Command(BaseCommand):
         User = get_user_model()
         username_field = User._meta.get_field("username")
         errors, seen = [], {}
+        # Every name in use, folded as accounts.forms compares them, and the file's own.
+        names = {fold(user.name): user.name for user in User.objects.all()}
         existing = set(
             User.objects.filter(username__in=[row[1] for row in rows if len(row) > 1]).values_list(
                 "username", flat=True
@@ -83,6 +88,8 @@ class Command(BaseCommand):
                 errors.append(f"Línea {line}: usuario «{username}» no válido: {' '.join(error)}")
             if not display_name or len(display_name) > 60:
                 errors.append(f"Línea {line}: el nombre visible debe tener de 1 a 60 caracteres.")
+            else:
+                errors += self.name_problems(line, display_name, names)
             if username in existing:
                 errors.append(f"Línea {line}: el usuario «{username}» ya está registrado.")
             if username in seen:
@@ -91,3 +98,15 @@ class Command(BaseCommand):
                 )
             seen.setdefault(username, line)
         return errors
+
+    def name_problems(self, line, display_name, names):
+        """Why display_name cannot be a new player's name: as in the admin, nothing hidden
+        in it and no other player's name (case, accents and lookalike letters aside)."""
+        try:
+            name = clean_name(display_name)
+        except ValidationError as error:
+            return [f"Línea {line}: {' '.join(error)}"]
+        if other := names.get(fold(name)):
+            return [f"Línea {line}: ya hay un jugador que se llama «{other}»."]
+        names[fold(name)] = name
+        return []

@@ -1,0 +1,200 @@
+"""A newcomer's first run: `make run` on a fresh clone compiles the translations before it
+serves, its admin account is not a player, staff find the admin, the README says how."""
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.urls import reverse
+
+from tests.factories import UserFactory
+from tests.po import po_entries, spanish_phrases
+
+BASE = Path(settings.BASE_DIR)
+MO = "locale/en/LC_MESSAGES/django.mo"
+
+
+def spanish_left(html: str) -> list[str]:
+    """The Spanish UI texts an English page still shows: whole phrases, and single words
+    that no English translation uses («Entrar», «Contraseña»)."""
+    text = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S)
+    said = re.findall(r'\b(?:alt|title|aria-label|placeholder)="([^"]*)"', text)
+    text = " ".join([re.sub(r"<[^>]*>", " ", text), *said])
+    english = set()
+    words = set()
+    for _flags, msgid, strings in po_entries():
+        if strings and strings[0] != msgid:
+            english.update(re.findall(r"\w+", " ".join(strings)))
+            if re.fullmatch(r"\w{4,}", msgid):
+                words.add(msgid)
+    found = [p for p in spanish_phrases() if p in text]
+    found += [w for w in sorted(words - english) if re.search(rf"\b{w}\b", text)]
+    return found
+
+
+# The Makefile
+
+
+def test_make_run_compiles_the_translations_before_it_migrates_and_serves():
+    """`migrate` lists $(MO) among its prerequisites: make expands a prerequisite where the
+    rule is read, so MO must be defined above it (it was not, and expanded empty)."""
+    dry = subprocess.run(
+        ["make", "--dry-run", "--always-make", "run"],
+        cwd=BASE,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    lines = dry.splitlines()
+    compiled = next(i for i, line in enumerate(lines) if "compilemessages" in line)
+    migrated = next(i for i, line in enumerate(lines) if "manage.py migrate" in line)
+    served = next(i for i, line in enumerate(lines) if "manage.py runserver" in line)
+    assert compiled < migrated < served
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def fresh_clone(into: Path) -> Path:
+    """The files a clone of this working tree would have (what git tracks or would track,
+    no compiled .mo, no database), with this checkout's virtualenv."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=BASE,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = BASE / name
+        if source.is_file():
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, into / name)
+    (into / ".venv").symlink_to(BASE / ".venv")
+    return into
+
+
+def test_make_run_on_a_fresh_clone_serves_the_english_log_in_page_translated(tmp_path):
+    clone = fresh_clone(tmp_path / "dados")
+    assert not (clone / MO).exists()
+    port = free_port()
+    # A developer's shell: none of the test run's settings.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DEBUG", "SECRET_KEY", "DATABASE_URL", "SECURE_SSL_REDIRECT", "SECURE"}
+        and not k.startswith(("DJANGO_", "PYTEST", "PYTHON"))
+    }
+    log = (tmp_path / "make-run.log").open("w")
+    # -o: the shared virtualenv counts as installed; the clone must not reinstall into it.
+    server = subprocess.Popen(
+        ["make", "-o", ".venv/.installed-stamp", "run", f"PORT={port}"],
+        cwd=clone,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        page = None
+        deadline = time.monotonic() + 120
+        while page is None and time.monotonic() < deadline and server.poll() is None:
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{port}/entrar/",
+                headers={"Cookie": f"{settings.LANGUAGE_COOKIE_NAME}=en"},
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=5) as response:
+                    page = response.read().decode()
+            except OSError:
+                time.sleep(0.5)
+        output = (tmp_path / "make-run.log").read_text()
+        assert page is not None, output[-3000:]
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+        log.close()
+    # It ran the clone (its own database, its own compiled catalog), not this checkout.
+    assert (clone / "db.sqlite3").exists()
+    assert (clone / MO).exists()
+    assert "Cuenta de administración creada" in output
+    assert '<html lang="en">' in page
+    assert "Score your games with physical dice" in page
+    assert spanish_left(page) == []
+
+
+@pytest.mark.django_db
+def test_the_english_log_in_page_is_fully_translated(client):
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    page = client.get(reverse("login")).text
+    assert '<html lang="en">' in page
+    assert spanish_left(page) == []
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "es"
+    assert "Contraseña" in spanish_left(client.get(reverse("login")).text)  # it does look
+
+
+# The admin account and the way to the admin
+
+
+@pytest.mark.django_db
+def test_the_first_admin_account_administers_without_playing(client, capsys):
+    call_command("bootstrap_admin")
+    out = capsys.readouterr().out
+    admin = get_user_model().objects.get(username="admin")
+    assert admin.check_password(out.split("contraseña:")[1].split()[0])
+    assert (admin.is_superuser, admin.plays, admin.name) == (True, False, "Admin")
+    client.force_login(admin)
+    home = client.get(reverse("home")).text
+    # Its name reads as a person's, not as the header's «Administración» link.
+    assert '<a href="/admin/" class="admin-link">Administración</a>' in home
+    assert ">Administración</a>" in home
+    assert home.count("Administración") == 1
+    assert reverse("player", args=[1]) not in home  # no «Mis estadísticas»: it has none
+
+
+@pytest.mark.django_db
+def test_only_staff_see_the_administration_link(client):
+    player = UserFactory(display_name="Ana")
+    client.force_login(player)
+    assert "/admin/" not in client.get(reverse("home")).text
+    player.is_staff = True
+    player.save()
+    assert ">Administración</a>" in client.get(reverse("home")).text
+
+
+# The README
+
+
+def test_the_readme_opens_with_the_two_commands_and_the_first_steps():
+    readme = (BASE / "README.md").read_text()
+    opening = readme.split("## ")[0]
+    assert "make run" in opening
+    assert "make test" in opening
+    assert "PORT=" in opening
+    first_steps = readme.split("## First steps")[1].split("\n## ")[0]
+    for step in (
+        "/admin/",
+        "«Juega»",
+        "«Añadir jugador»",
+        "«Tarjeta de puntos»",
+        "«Crear tarjeta»",
+    ):
+        assert step in first_steps
+    for link in re.findall(r"\]\(([^)#]+)", readme):
+        assert (BASE / link).exists(), link

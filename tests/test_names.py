@@ -1,0 +1,284 @@
+"""Display names (accounts.names): nothing hidden in them, kept in NFKC, compared case,
+accents and lookalike letters aside, and shown isolated so they never move the numbers
+around them."""
+
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+from django.template import Context, Template
+from django.urls import reverse
+
+from accounts.names import fold, hidden_characters, names_html, normalize
+from tests.factories import UserFactory, finalized_games, make_scorecard
+
+pytestmark = pytest.mark.django_db
+User = get_user_model()
+
+# The bidi controls, zero-width characters, the soft hyphen and the BOM, and a few more of
+# what shows nothing: a control character, a line separator, a Hangul filler.
+HIDDEN = [
+    *(chr(c) for c in range(0x202A, 0x202F)),  # LRE, RLE, PDF, LRO, RLO
+    *(chr(c) for c in range(0x2066, 0x206A)),  # LRI, RLI, FSI, PDI
+    *(chr(c) for c in range(0x200B, 0x2010)),  # ZWSP, ZWNJ, ZWJ, LRM, RLM
+    "\u2060",  # word joiner
+    "\ufeff",  # BOM
+    "\u00ad",  # soft hyphen
+    "\u0007",
+    "\u2028",
+    "\u3164",
+]
+ARABIC = "علي"
+HEBREW = "דני"
+
+
+def save_name(client, name):
+    return client.post(reverse("profile"), {"display_name": name})
+
+
+# What may be a name
+
+
+@pytest.mark.parametrize("char", HIDDEN, ids=lambda c: f"U+{ord(c):04X}")
+def test_a_name_with_a_hidden_character_is_refused_and_nothing_saved(ana_client, ana, char):
+    response = save_name(ana_client, f"Ana{char}Mar")
+    assert response.status_code == 200
+    assert "caracteres invisibles o de control" in response.text
+    assert f"U+{ord(char):04X}" in response.text
+    ana.refresh_from_db()
+    assert ana.display_name == "Ana"
+
+
+def test_a_right_to_left_override_cannot_be_saved(ana_client, ana):
+    # The attack of the issue: «‮591» would show another player's 195 as 591.
+    response = save_name(ana_client, "Ana \u202e")
+    assert response.status_code == 200
+    assert (
+        "El nombre lleva caracteres invisibles o de control (U+202E), que no se ven pero"
+        " cambian cómo se muestra: escríbelo sin ellos."
+    ) in response.text
+    ana.refresh_from_db()
+    assert ana.display_name == "Ana"
+
+
+def test_a_name_saved_before_the_check_may_stay_until_it_is_changed(client):
+    old = User.objects.create(username="old", display_name="Old\u200b")
+    client.force_login(old)
+    assert save_name(client, "Old\u200b").status_code == 302
+    assert save_name(client, "Olde\u200b").status_code == 200
+    old.refresh_from_db()
+    assert old.display_name == "Old\u200b"
+
+
+def test_right_to_left_letters_and_emoji_are_names(ana_client, ana):
+    for name in (ARABIC, HEBREW, "Ana 🎲", "Zoë", "Nguyễn", "李小龍", "Ἀλέξανδρος"):
+        response = save_name(ana_client, name)
+        assert response.status_code == 302, name
+        ana.refresh_from_db()
+        assert ana.display_name == name
+
+
+def test_a_name_is_kept_in_nfkc_with_single_spaces(ana_client, ana):
+    # Fullwidth letters and an ideographic space, a decomposed accent, spaces in a row.
+    save_name(ana_client, "\uff21\uff4e\uff41\u3000Lo\u0301pez   Ruiz ")
+    ana.refresh_from_db()
+    assert ana.display_name == "Ana López Ruiz"
+    assert normalize("ﬁona") == "fiona"
+
+
+def test_a_name_that_nfkc_makes_too_long_is_refused(ana_client, ana):
+    # «㍿» is one character, and four in NFKC: 57 + 4 > 60.
+    response = save_name(ana_client, "a" * 57 + "\u337f")
+    assert response.status_code == 200
+    assert "como mucho 60 caracteres" in response.text
+    ana.refresh_from_db()
+    assert ana.display_name == "Ana"
+
+
+# When two names are the same
+
+
+@pytest.mark.parametrize(
+    "twin",
+    [
+        "tom",
+        "TOM",
+        " Tom ",
+        "\u0422om",  # Cyrillic capital te
+        "\u0422\u043em",  # Cyrillic te and o
+        "\u03a4om",  # Greek capital tau
+        "\uff34\uff4f\uff4d",  # fullwidth
+        "Tóm",
+    ],
+)
+def test_a_lookalike_of_another_players_name_is_refused(ana_client, ana, twin):
+    UserFactory(username="tom", display_name="Tom")
+    response = save_name(ana_client, twin)
+    assert response.status_code == 200
+    assert "Ya hay un jugador que se llama «Tom»" in response.text
+    ana.refresh_from_db()
+    assert ana.display_name == "Ana"
+
+
+def test_names_alike_only_with_accents_are_the_same(ana_client):
+    UserFactory(username="oscar", display_name="oscar")
+    response = save_name(ana_client, "Óscar")
+    assert "Ya hay un jugador que se llama «oscar»" in response.text
+
+
+def test_an_invisible_twin_saved_before_the_check_is_still_a_twin(ana_client):
+    User.objects.create(username="old", display_name="Be\u200bn")
+    response = save_name(ana_client, "Ben")
+    assert "Ya hay un jugador que se llama" in response.text
+
+
+def test_different_names_are_not_twins(ana_client, ana):
+    UserFactory(username="tom", display_name="Tom")
+    for name in ("Tomás", "Toni", "Anna", "Ana María"):
+        assert save_name(ana_client, name).status_code == 302, name
+
+
+def test_fold_sets_aside_case_accents_invisibles_and_lookalikes():
+    assert fold("Óscar") == fold("oscar") == "oscar"
+    assert fold("\u0410\u043d\u0430") != fold("Ana")  # Cyrillic «н» is not a Latin letter
+    assert fold("\u0391na") == fold("Ana")  # Greek capital alpha
+    assert fold("\u039dico") == fold("Nico")  # Greek capital nu is an N...
+    assert fold("Da\u03bdid") == fold("David")  # ...and its small letter a v
+    assert fold("A\u00adna\u200d") == fold("Ana")
+    assert fold("  Ana   María ") == "ana maria"
+    assert fold("İker") == fold("iker")
+    assert hidden_characters("A\u202eB\u202e\u200b") == ["U+202E", "U+200B"]
+
+
+# The admin and the import refuse the same
+
+
+def test_the_admin_refuses_a_hidden_character_and_a_lookalike(client):
+    staff = UserFactory(username="admin", display_name="Admin", is_staff=True, is_superuser=True)
+    client.force_login(staff)
+    UserFactory(username="tom", display_name="Tom")
+    add = reverse("admin:accounts_user_add")
+    for name, message in (
+        ("Lu\u202ecia", "caracteres invisibles o de control (U+202E)"),
+        ("\u0422om", "Ya hay un jugador que se llama «Tom»"),
+    ):
+        response = client.post(
+            add, {"username": "lucia", "display_name": name, "password_mode": "generar"}
+        )
+        assert response.status_code == 200
+        assert message in response.text
+        assert not User.objects.filter(username="lucia").exists()
+    client.post(
+        add, {"username": "lucia", "display_name": "\uff2cucía", "password_mode": "generar"}
+    )
+    assert User.objects.get(username="lucia").display_name == "Lucía"
+    lucia = User.objects.get(username="lucia")
+    response = client.post(
+        reverse("admin:accounts_user_change", args=[lucia.pk]),
+        {"username": "lucia", "display_name": "Lucía\u2066", "is_active": "on"},
+    )
+    assert response.status_code == 200
+    assert "U+2066" in response.text
+    lucia.refresh_from_db()
+    assert lucia.display_name == "Lucía"
+
+
+def test_importing_players_refuses_hidden_characters_and_lookalikes(tmp_path):
+    UserFactory(username="tom", display_name="Tom")
+    path = tmp_path / "jugadores.csv"
+    for rows, message in (
+        ("usuario,nombre\nlucia,Lu\u202ecia\n", "Línea 2: El nombre lleva caracteres invisibles"),
+        ("usuario,nombre\ntomas,\u0422om\n", "Línea 2: ya hay un jugador que se llama «Tom»"),
+        ("usuario,nombre\nana,Ana\nana2,ANA\n", "Línea 3: ya hay un jugador que se llama «Ana»"),
+    ):
+        path.write_text(rows, encoding="utf-8")
+        with pytest.raises(CommandError, match=message):
+            call_command("import_players", path)
+    assert User.objects.count() == 1
+    path.write_text("usuario,nombre\nlucia,\uff2cucía  Gil\n", encoding="utf-8")
+    call_command("import_players", path)
+    assert User.objects.get(username="lucia").display_name == "Lucía Gil"
+
+
+# Every name shown isolated
+
+
+def test_a_right_to_left_name_next_to_a_total_in_history_is_isolated(ana_client, ana):
+    ali = UserFactory(username="ali", display_name=ARABIC)
+    (card,) = finalized_games([ana, ali], 1)
+    seats = {seat.player: seat for seat in card.seats.all()}
+    text = ana_client.get(reverse("history")).text
+    # The name in its own <bdi>: its direction cannot reach the total after it.
+    assert f"<bdi>{ARABIC}</bdi> {seats[ali].total}" in text
+    assert f"<bdi>Ana</bdi> {seats[ana].total}" in text
+    winner = max(seats.values(), key=lambda seat: seat.total).player
+    assert f"Gana: <bdi>{winner.name}</bdi>" in text
+
+
+def test_a_name_saved_with_bidi_controls_before_the_check_stays_inside_its_bdi(ana_client, ana):
+    mallory = User.objects.create(username="mallory", display_name="\u202e<b>Mal</b>")
+    finalized_games([ana, mallory], 1)
+    text = ana_client.get(reverse("history")).text
+    assert "<bdi>\u202e&lt;b&gt;Mal&lt;/b&gt;</bdi> " in text
+
+
+def shown_names(text, name):
+    """Each place the page shows name: the 12 characters before it, what isolates it
+    («<bdi>», or FSI where markup cannot go), or what else."""
+    body = text[text.index("<body") :]
+    # A <select>'s options are plain text each on a line of its own, and a text field
+    # whose direction follows its text (dir="auto") is a paragraph of its own too.
+    body = re.sub(r"<option\b[^>]*>[^<]*</option>", "", body)
+    body = re.sub(r'<input\b[^>]*\bdir="auto"[^>]*>', "", body)
+    return [body[max(0, m.start() - 12) : m.start()] for m in re.finditer(name, body)]
+
+
+def test_every_page_that_shows_a_name_isolates_it(client, ana):
+    # The pages other than the card's, for a player named in Hebrew who plays, is ranked,
+    # is on a card in progress and is being seated at a new table.
+    dani = UserFactory(username="dani", display_name=HEBREW)
+    finalized_games([dani, ana], 5)
+    make_scorecard(organizer=dani, players=[dani, ana])
+    client.force_login(dani)
+    order = reverse("scorecard_order")
+    pages = {
+        "home": reverse("home"),
+        "history": reverse("history"),
+        "new": reverse("scorecard_new"),
+        "order": f"{order}?p={ana.pk}&p={dani.pk}",
+        "order, who starts": f"{order}?p={ana.pk}&p={dani.pk}&t=12&t=12",
+        "order, a wrong sum": f"{order}?p={ana.pk}&p={dani.pk}&t=12&t=40",
+        "order, starter": f"{order}?p={ana.pk}&p={dani.pk}&t=12&t=20",
+        "player": reverse("player", args=[dani.pk]),
+        "a rival": reverse("player", args=[ana.pk]),
+        "ranking": reverse("ranking"),
+        "profile": reverse("profile"),
+    }
+    for page, url in pages.items():
+        response = client.get(url)
+        assert response.status_code == 200, page
+        shown = shown_names(response.text, HEBREW)
+        assert shown, page
+        bare = [before for before in shown if not before.endswith(("<bdi>", "\u2068"))]
+        assert bare == [], page
+
+
+def test_names_in_sentences_are_isolated_each():
+    assert names_html(["Ana", ARABIC, "<b>"]) == (
+        f"<bdi>Ana</bdi>, <bdi>{ARABIC}</bdi> y <bdi>&lt;b&gt;</bdi>"
+    )
+    rendered = Template(
+        "{% load dados %}{{ name|bdi }} {{ name|isolated }} {{ people|names }}"
+    ).render(Context({"name": "<i>", "people": [UserFactory.build(display_name="Bea")]}))
+    assert rendered == "<bdi>&lt;i&gt;</bdi> \u2068&lt;i&gt;\u2069 <bdi>Bea</bdi>"
+
+
+def test_the_admins_temporary_passwords_isolate_the_names(admin_client):
+    dani = UserFactory(username="dani", display_name=HEBREW)
+    response = admin_client.post(
+        reverse("admin:accounts_user_changelist"),
+        {"action": "temporary_password", "_selected_action": [dani.pk]},
+        follow=True,
+    )
+    assert f"<strong><bdi>{HEBREW}</bdi></strong> (<bdi>dani</bdi>)" in response.text

@@ -1,0 +1,211 @@
+"""The card at the table, in a real browser: six players on a 360 px phone, whose turn it
+is, and a finish that asks first and announces the result."""
+
+from pathlib import Path
+
+import pytest
+
+from scorecards import services
+from tests.browsing import log_in
+from tests.factories import UserFactory, enter, full_card
+
+pytestmark = pytest.mark.browser
+
+ARTIFACTS = Path(__file__).parent / "artifacts"
+# Twelve characters each.
+NAMES = [
+    "Anabel Gómez",
+    "Bartolomé Ru",
+    "Carlota Pére",
+    "Dionisio San",
+    "Estefanía Gi",
+    "Florentino R",
+    "Guillermo Ab",
+    "Herminia Paz",
+]
+
+
+@pytest.fixture
+def olga(db):
+    return UserFactory(username="olga", display_name="Olga")
+
+
+def _table(server, browser, olga, n, *, scheme="light", who="olga"):
+    """A card of n players, a few boxes written, seen on a 360 by 740 phone."""
+    players = [UserFactory(username=f"p{i}", display_name=NAMES[i]) for i in range(n)]
+    card = services.scorecard_create(organizer=olga, players=players)
+    seats = list(card.seats.all())
+    # The first player has used Yahtzee (the old «+ Yahtzee adicional» widened the table).
+    enter(card, seats[0], olga, yahtzee=50, sixes=24)
+    enter(card, seats[1], olga, ones=0, chance=23)
+    context = browser.new_context(
+        viewport={"width": 360, "height": 740}, base_url=server, color_scheme=scheme
+    )
+    page = context.new_page()
+    log_in(page, who)
+    page.goto(f"/tarjetas/{card.pk}/")
+    return card, page
+
+
+def _fits(page) -> dict:
+    return page.evaluate(
+        """() => {
+        const box = document.querySelector('.sheet-scroll');
+        const table = box.querySelector('table');
+        return {table: table.scrollWidth, box: box.clientWidth,
+                page: document.documentElement.scrollWidth, viewport: window.innerWidth};
+    }"""
+    )
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_six_players_fit_a_360_px_phone(server, browser, olga, scheme):
+    _card, page = _table(server, browser, olga, 6, scheme=scheme)
+    page.screenshot(path=ARTIFACTS / f"table-6-players-360-{scheme}.png", full_page=True)
+    page.screenshot(path=ARTIFACTS / f"table-6-players-360-{scheme}-screen.png")
+    fits = _fits(page)
+    assert fits["table"] <= fits["box"], fits
+    assert fits["page"] <= fits["viewport"], fits
+    # Every cell is a thumb's height, and every column at least 44 px wide.
+    heights = page.eval_on_selector_all(
+        ".sheet tbody td", "cells => cells.map(c => c.getBoundingClientRect().height)"
+    )
+    assert len(heights) == 19 * 6
+    assert min(heights) >= 44
+    widths = page.eval_on_selector_all(
+        ".sheet thead th:not(.box-col)", "hs => hs.map(h => h.getBoundingClientRect().width)"
+    )
+    assert min(widths) >= 44
+    # Short headings and box labels on screen, the whole ones in what is read out.
+    heading = page.locator(".sheet thead th").nth(2)
+    assert heading.locator(".short").inner_text() == "Bart."
+    assert page.get_by_role("columnheader", name="Bartolomé Ru").count() == 1
+    assert page.get_by_role("rowheader", name="Escalera pequeña").count() == 1
+    assert page.locator("#row-small_straight .short").inner_text() == "Esc. peq."
+    clipped = page.eval_on_selector_all(
+        ".sheet thead th:not(.box-col), .sheet tbody th",
+        "hs => hs.filter(h => h.scrollWidth > h.clientWidth).map(h => h.textContent)",
+    )
+    assert clipped == []
+    # The header takes one line, and nothing in it overlaps.
+    assert page.locator(".site-header").bounding_box()["height"] <= 50
+    nav, menu = page.locator(".site-nav").bounding_box(), page.locator(".site-user").bounding_box()
+    assert nav["x"] + nav["width"] <= menu["x"]
+
+
+def test_a_players_read_only_card_fits_too(server, browser, olga):
+    _card, page = _table(server, browser, olga, 6, who="p3")
+    fits = _fits(page)
+    assert fits["table"] <= fits["box"], fits
+    # Read-only cells are numbers on the sheet, not buttons.
+    cell = page.locator("#row-sixes span.cell").first
+    assert cell.evaluate("e => getComputedStyle(e).backgroundColor") == "rgba(0, 0, 0, 0)"
+    assert page.locator(".sheet a.cell").count() == 0
+    assert page.locator("#turn").inner_text() == "Ronda 1 de 13 · le toca a Carlota Pére"
+    page.screenshot(path=ARTIFACTS / "table-6-players-360-player.png")
+
+
+def test_more_players_scroll_behind_an_opaque_box_column(server, browser, olga):
+    _card, page = _table(server, browser, olga, 8)
+    assert page.locator(".scroll-hint").is_visible()
+    scroller = page.locator(".sheet-scroll")
+    scroller.evaluate("e => e.scrollLeft = e.scrollWidth")
+    left = scroller.evaluate("e => e.scrollLeft")
+    assert left > 0
+    # Whatever scrolled under the box column, the column's label is what shows there.
+    for row in ("yahtzee", "yahtzee_bonuses", "total"):
+        th = page.locator(f"#row-{row} th")
+        th.scroll_into_view_if_needed()
+        box = th.bounding_box()
+        for x in (1, box["x"] + box["width"] - 4):  # the screen's edge, the column's
+            hit = page.evaluate(
+                "([x, y]) => document.elementFromPoint(x, y).closest('th')?.parentElement.id",
+                [x, box["y"] + box["height"] / 2],
+            )
+            assert hit == f"row-{row}"
+    # A write from the last column keeps the table where it was.
+    page.locator('a.cell[aria-label="Unos — Herminia Paz: sin anotar"]').click()
+    page.locator('#picker button[name="value"][value="3"]').click()
+    page.locator('a.cell[aria-label="Unos — Herminia Paz: 3"]').wait_for()
+    assert scroller.evaluate("e => e.scrollLeft") == left
+    page.screenshot(path=ARTIFACTS / "table-8-players-360-scrolled.png")
+
+
+def test_the_card_says_whose_turn_it_is_and_follows_the_writes(server, browser, olga):
+    _card, page = _table(server, browser, olga, 3)
+    turn = page.locator("#turn")
+    assert turn.inner_text() == "Ronda 1 de 13 · le toca a Carlota Pére"
+    assert page.locator("thead th.turn").get_attribute("title") == "Carlota Pére"
+    page.locator('a.cell[aria-label="Trío — Carlota Pére: sin anotar"]').click()
+    page.locator('#picker button[name="value"][value="0"]').click()
+    page.locator('a.cell[aria-label="Trío — Carlota Pére: 0"]').wait_for()
+    assert turn.inner_text() == "Ronda 2 de 13 · le toca a Carlota Pére"
+    page.locator('a.cell[aria-label="Póquer — Carlota Pére: sin anotar"]').click()
+    page.locator('#picker button[name="value"][value="0"]').click()
+    page.locator('a.cell[aria-label="Póquer — Carlota Pére: 0"]').wait_for()
+    assert turn.inner_text() == "Ronda 3 de 13 · le toca a Anabel Gómez"
+    assert page.locator("thead th.turn").get_attribute("title") == "Anabel Gómez"
+    # A hint, not a rule: any column can still be written.
+    page.locator('a.cell[aria-label="Full — Bartolomé Ru: sin anotar"]').click()
+    page.locator('#picker button[name="value"][value="25"]').click()
+    page.locator('a.cell[aria-label="Full — Bartolomé Ru: 25"]').wait_for()
+    assert (
+        "Olga anotó 25 en Full de Bartolomé Ru"
+        in page.locator("#recent-changes li").first.inner_text()
+    )
+
+
+def test_the_bonus_picker_shows_points_and_needs_a_50(server, browser, olga):
+    _card, page = _table(server, browser, olga, 2)
+    # Bartolomé has no Yahtzee: more bonuses are refused before anything is sent.
+    page.get_by_role("link", name="Bonus Yahtzee — Bartolomé Ru: 0 \u00d7 100").click()
+    dialog = page.locator("#picker-dialog[open]")
+    dialog.wait_for()
+    assert "no tiene 50 en Yahtzee" in dialog.inner_text()
+    assert dialog.locator('button[name="value"][value="1"]').is_disabled()
+    page.keyboard.press("Escape")
+    # Anabel has 50: each extra Yahtzee shows what it adds, and the extra Yahtzee's own
+    # picker is one tap away.
+    page.get_by_role("link", name="Bonus Yahtzee — Anabel Gómez: 0 \u00d7 100").click()
+    dialog.wait_for()
+    assert dialog.locator('button[name="value"][value="2"]').inner_text().split() == ["2", "+200"]
+    dialog.get_by_role("link", name="+ Yahtzee adicional").click()
+    page.get_by_role("heading", name="Yahtzee adicional — Anabel Gómez").wait_for()
+    assert page.locator(".sheet .joker-link").count() == 0
+
+
+def test_finalizing_asks_first_then_announces_the_result(server, browser, olga):
+    card, page = _table(server, browser, olga, 2)
+    seats = list(card.seats.all())
+    pending = page.locator("#finalize-action button")
+    assert pending.is_disabled()
+    assert "Faltan 22 casillas" in pending.inner_text()
+    enter(
+        card,
+        seats[0],
+        olga,
+        **{k: v for k, v in full_card(chance=30).items() if k not in ("yahtzee", "sixes")},
+    )
+    enter(
+        card,
+        seats[1],
+        olga,
+        **{k: v for k, v in full_card().items() if k not in ("ones", "chance")},
+    )
+    page.reload()
+    page.get_by_role("link", name="Finalizar y guardar resultados").click()
+    dialog = page.locator("#picker-dialog[open]")
+    dialog.wait_for()
+    first, second = (seat.totals.total for seat in card.seats.all())
+    assert first > second
+    rows = dialog.locator("tbody tr").all_inner_texts()
+    assert rows == [f"1º\tAnabel Gómez\t{first}", f"2º\tBartolomé Ru\t{second}"]
+    page.screenshot(path=ARTIFACTS / "finalize-confirm-360.png")
+    dialog.get_by_role("button", name="Finalizar y guardar resultados").click()
+    result = page.locator(".result")
+    result.wait_for()
+    assert result.inner_text() == f"Gana Anabel Gómez con {first}"
+    card.refresh_from_db()
+    assert card.is_finalized
+    assert page.locator("#turn, #finalize-action, .sheet a.cell").count() == 0
+    page.screenshot(path=ARTIFACTS / "finalized-card-360.png", full_page=True)
