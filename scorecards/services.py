@@ -5,6 +5,7 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from accounts.names import isolate_text
 from scorecards import rules
 from scorecards.labels import BOX_LABELS, box_label, said
 from scorecards.models import BONUS, BOXES, Change, FinalizedError, Scorecard, Seat
@@ -170,7 +171,7 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
                     "Revisa la tarjeta y vuelve a intentarlo."
                 )
                 % {
-                    "player": seat.player.name,
+                    "player": isolate_text(seat.player.name),
                     "box": box_label(box),
                     "now": said(current),
                 },
@@ -181,7 +182,7 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
             # or the total and the live positions would count it meanwhile.
             raise Refused(
                 _("%(player)s no tiene 50 en Yahtzee: sin ellos no hay bonus de Yahtzee.")
-                % {"player": seat.player.name},
+                % {"player": isolate_text(seat.player.name)},
                 status=409,
             )
         _record(scorecard, author, Change.Kind.BOX, [_set(seat, box, new)])

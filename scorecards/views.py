@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 
 from accounts.models import fold
-from accounts.names import names_html
+from accounts.names import isolate_text, names_html
 from scorecards import rules, services, stats
 from scorecards.forms import HistoryFilterForm, WhoStartsForm
 from scorecards.labels import box_label, box_name, box_short, names_list, said, short_names
@@ -233,7 +233,7 @@ def _not_playing(people) -> str:
         "%(names)s no juega en Dados y no puede estar en una tarjeta.",
         "%(names)s no juegan en Dados y no pueden estar en una tarjeta.",
         len(people),
-    ) % {"names": names_list([p.name for p in people])}
+    ) % {"names": names_list([isolate_text(p.name) for p in people])}
 
 
 def _ids(raw_values) -> list[int]:
@@ -593,12 +593,10 @@ def _log_summary(changes) -> str:
 
 
 def _in_progress(user, limit) -> tuple[list[Scorecard], bool]:
-    """The newest cards in progress that user organizes or plays in, each with its
-    players' names as `names`; and whether there are more."""
+    """The newest cards in progress that user organizes or plays in, with their seats;
+    and whether there are more."""
     cards = Scorecard.objects.involving(user).in_progress().order_by("-created_at", "-pk")
     cards = list(cards.with_seats()[: limit + 1])
-    for card in cards:
-        card.names = names_list([seat.player.name for seat in card.seats.all()])
     return cards[:limit], len(cards) > limit
 
 

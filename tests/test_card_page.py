@@ -192,7 +192,10 @@ def test_a_bonus_is_refused_at_entry_without_50_in_yahtzee(card, organizer, ana)
     for yahtzee in (None, 0):
         if yahtzee is not None:
             enter(card, seat, organizer, yahtzee=yahtzee)
-        with translation.override("es"), pytest.raises(Refused, match="Ana no tiene 50 en"):
+        with (
+            translation.override("es"),
+            pytest.raises(Refused, match="\u2068Ana\u2069 no tiene 50 en"),
+        ):
             services.box_write(
                 scorecard_id=card.pk,
                 seat_id=seat.pk,

@@ -94,9 +94,11 @@ def test_the_small_controls_are_still_44_px_tall(card_page):
     page = card_page
     page.locator('a.cell[aria-label="Yahtzee — Ana: sin anotar"]').click()
     page.locator('#picker button[name="value"][value="50"]').click()
-    joker = page.get_by_role("link", name="Yahtzee adicional — Ana")
+    page.locator('a.cell[aria-label="Yahtzee — Ana: 50"]').click()
+    joker = page.locator("#picker").get_by_role("link", name="+ Yahtzee adicional")
     joker.wait_for()
     assert joker.bounding_box()["height"] >= 44
+    page.keyboard.press("Escape")
     page.locator('a.cell[aria-label="Doses — Ana: sin anotar"]').click()
     page.locator("#picker .with-dice summary").click()
     page.get_by_role("link", name="Dado 2").click()

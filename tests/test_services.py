@@ -271,7 +271,8 @@ def test_a_stale_was_is_refused_with_409_and_changes_nothing(card, ana):
         write(card, seat, "sixes", "24", was="")
     assert refused.value.status == 409
     assert refused.value.message == (
-        "Ana, Seises cambió mientras tanto (ahora: 18). Revisa la tarjeta y vuelve a intentarlo."
+        "\u2068Ana\u2069, Seises cambió mientras tanto (ahora: 18)."
+        " Revisa la tarjeta y vuelve a intentarlo."
     )
     assert seat_of(card, ana).sixes == 18
     assert version_of(card) == 1
@@ -282,7 +283,9 @@ def test_a_stale_was_on_a_cleared_box_says_it_is_blank(card, ana):
     seat = seat_of(card, ana)
     write(card, seat, "sixes", "18")
     write(card, seat, "sixes", "", was="18")
-    with pytest.raises(Refused, match=r"Ana, Seises cambió mientras tanto \(ahora: sin anotar\)"):
+    with pytest.raises(
+        Refused, match=r"\u2068Ana\u2069, Seises cambió mientras tanto \(ahora: sin anotar\)"
+    ):
         write(card, seat, "sixes", "24", was="18")
 
 

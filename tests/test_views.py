@@ -684,7 +684,7 @@ def test_a_stale_write_is_refused_rather_than_overwriting(org_client, card, ana)
     assert response.status_code == 409
     assert "HX-Reswap" not in response
     assert 'id="sheet"' in response.text
-    assert "Ana, Seises cambió mientras tanto (ahora: 18)." in response.text
+    assert "\u2068Ana\u2069, Seises cambió mientras tanto (ahora: 18)." in response.text
     assert 'aria-label="Seises — Ana: 18"' in response.text
     assert seat_of(card, ana).sixes == 18
     assert version_of(card) == 1
