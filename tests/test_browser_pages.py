@@ -44,7 +44,14 @@ def world():
     fill(done)
     services.scorecard_finalize(scorecard_id=done.pk, author=done.organizer)
     finalized_games([ana, ben], 6)
-    return {"organizer": organizer, "ana": ana, "ben": ben, "playing": playing, "seat": seat}
+    return {
+        "organizer": organizer,
+        "ana": ana,
+        "ben": ben,
+        "playing": playing,
+        "seat": seat,
+        "done": done,
+    }
 
 
 def pages(world):
@@ -62,8 +69,11 @@ def pages(world):
             card,
             f"{card}casilla/{seat.pk}/ones/",
             f"{card}casilla/{seat.pk}/chance/?dados=12345",
+            f"{card}casilla/{seat.pk}/yahtzee_bonuses/",
             f"{card}yahtzee-extra/{seat.pk}/?cara=3",
+            f"{card}finalizar/",
             f"{card}descartar/",
+            f"/tarjetas/{world['done'].pk}/",
             "/historial/",
             "/historial/?desde=2026-13-01",
             f"/jugadores/{ana.pk}/",
@@ -78,6 +88,7 @@ def pages(world):
         # Error pages too: a card that does not exist, a box only the organizer may write.
         "ana": [
             card,
+            f"/tarjetas/{world['done'].pk}/",
             "/historial/",
             f"/jugadores/{ana.pk}/",
             ("/tarjetas/999999/", 404),

@@ -42,7 +42,8 @@ def test_the_order_page_sends_a_non_player_back(org_client, ana, admin):
     assert response.status_code == 302
     assert response.url == reverse("scorecard_new") + f"?p={ana.pk}"
     said = [str(m) for m in get_messages(response.wsgi_request)]
-    assert said == ["Admin no juega en Dados y no puede estar en una tarjeta."]
+    # Each name isolated: a right-to-left one cannot reorder the sentence.
+    assert said == ["\u2068Admin\u2069 no juega en Dados y no puede estar en una tarjeta."]
     alone = org_client.get(reverse("scorecard_order"), {"p": [admin.pk]})
     assert alone.url == reverse("scorecard_new")
 
@@ -55,7 +56,9 @@ def test_a_card_with_a_non_player_is_refused(org_client, ana, ben, admin):
     )
     assert response.url == reverse("scorecard_new")
     said = [str(m) for m in get_messages(response.wsgi_request)]
-    assert said == ["Admin y Otra no juegan en Dados y no pueden estar en una tarjeta."]
+    assert said == [
+        "\u2068Admin\u2069 y \u2068Otra\u2069 no juegan en Dados y no pueden estar en una tarjeta."
+    ]
     assert not Scorecard.objects.exists()
 
 
