@@ -288,10 +288,31 @@ def change_undo(*, scorecard_id, author, version) -> Scorecard:
     return scorecard
 
 
-def scorecard_finalize(*, scorecard_id, author) -> Scorecard:
-    """Store totals and positions and close the card for ever, or refuse with its problems."""
+def scorecard_finalize(*, scorecard_id, author, version=None) -> Scorecard:
+    """Store totals and positions and close the card for ever, or refuse with its problems.
+
+    version, when given, is the card version whose totals the person confirmed: a card
+    that changed since is not finalized with totals nobody saw.
+    """
     with transaction.atomic():
         scorecard = editable(scorecard_id, author)
+        if version is not None:
+            seen = str(version).strip()
+            if not (seen.isascii() and seen.isdigit() and len(seen) <= 9):
+                raise Refused(
+                    _(
+                        "No sabemos qué resultados estás viendo: "
+                        "vuelve a la tarjeta y finaliza desde allí."
+                    )
+                )
+            if int(seen) != scorecard.version:
+                raise Refused(
+                    _(
+                        "La tarjeta ha cambiado desde que viste los resultados: "
+                        "revísalos antes de finalizar."
+                    ),
+                    status=409,
+                )
         seats = list(scorecard.seats.all())
         problems = [(seat, problems) for seat in seats if (problems := seat.problems)]
         if problems:

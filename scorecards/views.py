@@ -525,7 +525,9 @@ def finalize(request, pk):
     try:
         if request.method == "GET":
             return _finalize_confirm(request, pk)
-        services.scorecard_finalize(scorecard_id=pk, author=request.user)
+        services.scorecard_finalize(
+            scorecard_id=pk, author=request.user, version=request.POST.get("version")
+        )
     except Refused as refused:
         return _refused(request, pk, refused)
     messages.success(request, _("Resultados guardados. La partida ya está en el historial."))

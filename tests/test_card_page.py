@@ -297,3 +297,29 @@ def test_a_finished_games_log_has_dates(org_client, card, organizer, ana):
         r"<bdi>Olga</bdi> anotó 3 en Unos de <bdi>Ana</bdi>",
         log,
     )
+
+
+def test_a_finish_confirmed_on_older_totals_is_refused(org_client, card, organizer, ana):
+    fill(card)
+    confirm = org_client.get(reverse("finalize", args=[card.pk])).text
+    shown = re.search(r'name="version" value="(\d+)"', confirm)[1]
+    # Meanwhile a correction changes the totals the organizer is looking at.
+    services.box_write(
+        scorecard_id=card.pk,
+        seat_id=seat_of(card, ana).pk,
+        box="chance",
+        value="30",
+        was=str(seat_of(card, ana).chance),
+        author=organizer,
+    )
+    url = reverse("finalize", args=[card.pk])
+    response = org_client.post(url, {"version": shown}, headers=HTMX)
+    assert response.status_code == 409
+    assert "La tarjeta ha cambiado desde que viste los resultados" in response.text
+    assert not Scorecard.objects.get(pk=card.pk).is_finalized
+    response = org_client.post(url, {"version": "x9"}, headers=HTMX)
+    assert response.status_code == 400
+    assert not Scorecard.objects.get(pk=card.pk).is_finalized
+    current = Scorecard.objects.get(pk=card.pk).version
+    org_client.post(url, {"version": str(current)})
+    assert Scorecard.objects.get(pk=card.pk).is_finalized

@@ -443,6 +443,13 @@ def undo_version_matches(card, fields):
     return int(text) == card.version
 
 
+def finalize_version_fits(card, fields):
+    """The confirmation's «version»: optional, but when sent it must be the current one."""
+    if fields.get("version") is None:  # not sent
+        return True
+    return undo_version_matches(card, fields)
+
+
 class Refusal(Exception):
     """The oracle's verdict: this request must be refused (the reason shows in the statistics)."""
 
@@ -786,6 +793,7 @@ def test_undo_finalize_and_discard_survive_hostile_data(world, data):
             and may_edit(user, card)
             and world.card_name(card) in SUCCEEDS_ON[action]
             and (action != "undo" or undo_version_matches(card, form(fields, encoding)))
+            and (action != "finalize" or finalize_version_fits(card, form(fields, encoding)))
         )
         hypothesis.event(f"{action}: {'accepted' if accepted else 'refused'}")
         url = f"/tarjetas/{quote(pk_text, safe='')}/{ACTION_PATHS[action]}/"
