@@ -177,6 +177,21 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
                 },
                 status=409,
             )
+        if (
+            box == Category.YAHTZEE
+            and current == rules.YAHTZEE_SCORE
+            and new != current
+            and seat.yahtzee_bonuses
+        ):
+            # The bonuses were earned on that 50: without it they would still count.
+            raise Refused(
+                _(
+                    "%(player)s tiene bonus de Yahtzee, que solo valen con 50 en Yahtzee: "
+                    "quítalos antes de cambiar esta casilla."
+                )
+                % {"player": isolate_text(seat.player.name)},
+                status=409,
+            )
         if box == BONUS and new > current and seat.yahtzee != rules.YAHTZEE_SCORE:
             # Without 50 in Yahtzee there is no bonus: refused now, not only at the end,
             # or the total and the live positions would count it meanwhile.

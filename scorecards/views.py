@@ -179,7 +179,13 @@ def _refused(request, pk, refused: Refused):
     if refused.access:
         raise Http404 if refused.status == 404 else PermissionDenied
     if request.htmx:
-        return _sheet(request, _card(request, pk), error=refused.message, status=refused.status)
+        response = _sheet(request, _card(request, pk), error=refused.message, status=refused.status)
+        if request.htmx.target == "picker":
+            # Asked for a picker or the confirmation: the sheet with its message replaces
+            # the sheet, not the dialog's content.
+            response["HX-Retarget"] = "#sheet"
+            response["HX-Reswap"] = "outerHTML"
+        return response
     messages.error(request, refused.message)
     return redirect("scorecard", pk=pk)
 
@@ -525,8 +531,9 @@ def finalize(request, pk):
     try:
         if request.method == "GET":
             return _finalize_confirm(request, pk)
+        # Required: the version whose totals the confirmation showed.
         services.scorecard_finalize(
-            scorecard_id=pk, author=request.user, version=request.POST.get("version")
+            scorecard_id=pk, author=request.user, version=request.POST.get("version", "")
         )
     except Refused as refused:
         return _refused(request, pk, refused)

@@ -209,16 +209,40 @@ def test_a_bonus_is_refused_at_entry_without_50_in_yahtzee(card, organizer, ana)
         assert seat.totals.total == 0
 
 
-def test_a_bonus_after_50_is_entered_and_can_go_back_down(card, organizer, ana):
+def test_a_50_with_bonuses_is_not_corrected_away_until_they_go(card, organizer, ana):
     seat = seat_of(card, ana)
     enter(card, seat, organizer, yahtzee=50)
     services.box_write(
         scorecard_id=card.pk, seat_id=seat.pk, box=BONUS, value="2", was="0", author=organizer
     )
-    # Corrected away from 50 afterwards: lowering the count is still allowed (a repair).
+    # Without the 50 the bonuses would still count in the total and the positions.
+    for value in ("0", ""):
+        with translation.override("es"), pytest.raises(Refused, match="quítalos antes") as no:
+            services.box_write(
+                scorecard_id=card.pk,
+                seat_id=seat.pk,
+                box="yahtzee",
+                value=value,
+                was="50",
+                author=organizer,
+            )
+        assert no.value.status == 409
+        seat.refresh_from_db()
+        assert (seat.yahtzee, seat.yahtzee_bonuses) == (50, 2)
+    services.box_write(
+        scorecard_id=card.pk, seat_id=seat.pk, box=BONUS, value="0", was="2", author=organizer
+    )
     services.box_write(
         scorecard_id=card.pk, seat_id=seat.pk, box="yahtzee", value="0", was="50", author=organizer
     )
+    seat.refresh_from_db()
+    assert (seat.yahtzee, seat.yahtzee_bonuses, seat.totals.total) == (0, 0, 0)
+
+
+def test_bonuses_saved_before_the_rule_can_still_be_lowered(card, organizer, ana):
+    seat = seat_of(card, ana)
+    seat.yahtzee, seat.yahtzee_bonuses = 0, 2  # an inconsistent card from before
+    seat.save()
     services.box_write(
         scorecard_id=card.pk, seat_id=seat.pk, box=BONUS, value="1", was="2", author=organizer
     )
@@ -323,3 +347,18 @@ def test_a_finish_confirmed_on_older_totals_is_refused(org_client, card, organiz
     current = Scorecard.objects.get(pk=card.pk).version
     org_client.post(url, {"version": str(current)})
     assert Scorecard.objects.get(pk=card.pk).is_finalized
+
+
+def test_a_refused_picker_or_confirmation_replaces_the_sheet_not_the_dialog(org_client, card):
+    fill(card)
+    services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
+    seat = card.seats.first()
+    for url in (
+        reverse("finalize", args=[card.pk]),
+        reverse("box", args=[card.pk, seat.pk, "ones"]),
+    ):
+        response = org_client.get(url, headers={**HTMX, "HX-Target": "picker"})
+        assert response.status_code == 409
+        assert response["HX-Retarget"] == "#sheet"
+        assert response["HX-Reswap"] == "outerHTML"
+        assert '<div id="sheet">' in response.text

@@ -161,10 +161,11 @@ def test_the_first_admin_account_administers_without_playing(client, capsys):
     assert (admin.is_superuser, admin.plays, admin.name) == (True, False, "Admin")
     client.force_login(admin)
     home = client.get(reverse("home")).text
-    # Its name reads as a person's, not as the header's «Administración» link.
-    assert '<a href="/admin/" class="admin-link">Administración</a>' in home
-    assert ">Administración</a>" in home
-    assert home.count("Administración") == 1
+    # Its name reads as a person's, not as the header's «Administración» link (in the
+    # header, and in the account's menu where a phone shows it instead).
+    assert '<a href="/admin/" class="admin-link wide-only">Administración</a>' in home
+    assert '<a href="/admin/" class="admin-link narrow-only">Administración</a>' in home
+    assert home.count("Administración") == 2
     assert reverse("player", args=[1]) not in home  # no «Mis estadísticas»: it has none
 
 

@@ -444,9 +444,7 @@ def undo_version_matches(card, fields):
 
 
 def finalize_version_fits(card, fields):
-    """The confirmation's «version»: optional, but when sent it must be the current one."""
-    if fields.get("version") is None:  # not sent
-        return True
+    """The confirmation's «version»: required, and the current one."""
     return undo_version_matches(card, fields)
 
 
@@ -476,6 +474,8 @@ def box_outcome(user, card, seat, box, value, was):
         raise Refusal("stale")
     if box == BONUS and new > seat.yahtzee_bonuses and seat.yahtzee != rules.YAHTZEE_SCORE:
         raise Refusal("bonus without 50")
+    if box == "yahtzee" and seat.yahtzee == rules.YAHTZEE_SCORE and seat.yahtzee_bonuses:
+        raise Refusal("50 with bonuses")  # new != current here
     return new
 
 
@@ -949,7 +949,9 @@ def test_replays_after_a_joker_finalize_or_discard_are_refused(world):
     box_on_a = (reverse("box", args=[a.pk, ana.pk, "fives"]), {"value": "15", "was": ""})
     ben = c.seats.get()
     box_on_c = (reverse("box", args=[c.pk, ben.pk, "chance"]), {"value": "23", "was": "22"})
-    finalize = (reverse("finalize", args=[c.pk]), {})
+    # Confirmed on the totals after box_on_c's write, the one write before it on C.
+    version = Scorecard.objects.get(pk=c.pk).version + 1
+    finalize = (reverse("finalize", args=[c.pk]), {"version": str(version)})
     discard = (reverse("discard", args=[a.pk]), {})
     undo = (reverse("undo", args=[a.pk]), {})
     for url, fields in (joker, box_on_a, box_on_c, finalize, discard):
@@ -1257,7 +1259,10 @@ def test_without_a_matching_csrf_token_nothing_changes(accounts, endpoint, token
             "box": (reverse("box", args=[a.pk, ana.pk, "fives"]), {"value": "15", "was": ""}),
             "joker": (reverse("joker", args=[a.pk, ana.pk]), {"face": "2", "box": "twos"}),
             "undo": (reverse("undo", args=[a.pk]), {}),
-            "finalize": (reverse("finalize", args=[c.pk]), {}),
+            "finalize": (
+                reverse("finalize", args=[c.pk]),
+                {"version": str(Scorecard.objects.get(pk=c.pk).version)},
+            ),
             "discard": (reverse("discard", args=[a.pk]), {}),
             "create": (reverse("scorecard_create"), {"p": [ana.player_id]}),
             "login": (reverse("login"), {"username": "olga", "password": PASSWORD}),

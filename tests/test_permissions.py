@@ -85,10 +85,10 @@ EXPECTED = {
     ("joker", "POST"): card_edit(200),
     ("undo", "GET"): everyone(405),
     ("undo", "POST"): card_edit(200),
-    # The card in progress is incomplete, so even its organizer is told what is missing:
-    # by the confirmation (GET), or by a refusal (POST).
+    # The card in progress is incomplete, so even its organizer is told what is missing by
+    # the confirmation (GET); a POST without the version the confirmation showed is 400.
     ("finalize", "GET"): card_edit(200),
-    ("finalize", "POST"): card_edit(409),
+    ("finalize", "POST"): card_edit(400),
     ("discard", "GET"): card_edit(200),
     ("discard", "POST"): card_edit(302),
     ("history", "GET"): everyone(200),

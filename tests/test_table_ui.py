@@ -209,3 +209,20 @@ def test_finalizing_asks_first_then_announces_the_result(server, browser, olga):
     assert card.is_finalized
     assert page.locator("#turn, #finalize-action, .sheet a.cell").count() == 0
     page.screenshot(path=ARTIFACTS / "finalized-card-360.png", full_page=True)
+
+
+@pytest.mark.parametrize(("width", "where"), [(360, "menu"), (1024, "header")])
+def test_staff_reach_the_admin_from_the_header(server, browser, olga, width, where):
+    olga.is_staff = True
+    olga.save()
+    context = browser.new_context(viewport={"width": width, "height": 740}, base_url=server)
+    page = context.new_page()
+    log_in(page, "olga")
+    links = page.get_by_role("link", name="Administración")
+    if where == "menu":
+        assert links.count() == 0 or not links.first.is_visible()
+        page.locator(".site-user summary").click()
+    assert links.count() == 1  # the one visible
+    assert links.first.get_attribute("href") == "/admin/"
+    assert page.locator(".site-header").bounding_box()["height"] <= 50
+    context.close()

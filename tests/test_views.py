@@ -423,7 +423,7 @@ def test_a_finalized_card_shows_its_whole_log_and_stops_polling(org_client, card
 
 def test_a_finalized_card_says_no_bonus_rather_than_what_was_missing(org_client, card, ana):
     fill(card, ones=0, twos=2)  # an upper sum under 63
-    org_client.post(reverse("finalize", args=[card.pk]))
+    org_client.post(reverse("finalize", args=[card.pk]), {"version": version_of(card)})
     row = re.search(
         r'<tr id="row-upper_bonus".*?</tr>',
         org_client.get(reverse("scorecard", args=[card.pk])).text,
@@ -753,8 +753,8 @@ def test_the_bonus_line_is_correctable(org_client, card, ana):
     write(org_client, card, seat, BONUS, "1", was="2")
     seat.refresh_from_db()
     assert seat.yahtzee_bonuses == 1
-    # Yahtzee corrected to 0 afterwards: the card says the bonus no longer holds.
-    write(org_client, card, seat, "yahtzee", "0", was="50")
+    # A card from before bonuses needed a 50: the card says the bonus does not hold.
+    Seat.objects.filter(pk=seat.pk).update(yahtzee=0)
     response = org_client.get(reverse("scorecard", args=[card.pk]))
     assert "la casilla Yahtzee no tiene 50" in response.text
 
@@ -1035,7 +1035,9 @@ def test_a_malformed_joker_or_undo_is_still_answered_by_who_asks(
 
 
 def test_finalize_lists_what_is_missing_per_player(org_client, card, ana):
-    response = org_client.post(reverse("finalize", args=[card.pk]), headers=HTMX)
+    response = org_client.post(
+        reverse("finalize", args=[card.pk]), {"version": version_of(card)}, headers=HTMX
+    )
     assert response.status_code == 409
     assert "Aún no se puede finalizar." in response.text
     assert "Para finalizar falta:" in response.text
@@ -1047,7 +1049,9 @@ def test_finalize_lists_what_is_missing_per_player(org_client, card, ana):
 def test_an_inconsistent_card_cannot_be_finalized(org_client, card, ana):
     fill(card)
     Seat.objects.filter(pk=seat_of(card, ana).pk).update(yahtzee=0, yahtzee_bonuses=1)
-    response = org_client.post(reverse("finalize", args=[card.pk]), follow=True)
+    response = org_client.post(
+        reverse("finalize", args=[card.pk]), {"version": version_of(card)}, follow=True
+    )
     assert "Aún no se puede finalizar." in response.text
     assert "la casilla Yahtzee no tiene 50" in response.text
     assert not Scorecard.objects.get(pk=card.pk).is_finalized
@@ -1056,7 +1060,7 @@ def test_an_inconsistent_card_cannot_be_finalized(org_client, card, ana):
 def test_finalize_stores_totals_positions_and_locks_the_card(org_client, card, ana, ben):
     fill(card)
     Seat.objects.filter(pk=seat_of(card, ben).pk).update(chance=23)
-    response = org_client.post(reverse("finalize", args=[card.pk]))
+    response = org_client.post(reverse("finalize", args=[card.pk]), {"version": version_of(card)})
     assert response.status_code == 302
     assert response.url == reverse("scorecard", args=[card.pk])
     page = org_client.get(response.url).text
@@ -1071,7 +1075,9 @@ def test_finalize_stores_totals_positions_and_locks_the_card(org_client, card, a
 
 def test_finalize_from_htmx_reloads_the_whole_page(org_client, card):
     fill(card)
-    response = org_client.post(reverse("finalize", args=[card.pk]), headers=HTMX)
+    response = org_client.post(
+        reverse("finalize", args=[card.pk]), {"version": version_of(card)}, headers=HTMX
+    )
     assert response.status_code == 200
     assert response["HX-Redirect"] == reverse("scorecard", args=[card.pk])
     assert Scorecard.objects.get(pk=card.pk).is_finalized
@@ -1079,15 +1085,17 @@ def test_finalize_from_htmx_reloads_the_whole_page(org_client, card):
 
 def test_ties_share_a_position(org_client, card):
     fill(card)
-    org_client.post(reverse("finalize", args=[card.pk]))
+    org_client.post(reverse("finalize", args=[card.pk]), {"version": version_of(card)})
     assert [s.place for s in card.seats.all()] == [1, 1]
     assert "<td>1º</td><td>1º</td>" in card_page(org_client, card)
 
 
 def test_finalizing_twice_is_refused(org_client, card):
     fill(card)
-    org_client.post(reverse("finalize", args=[card.pk]))
-    response = org_client.post(reverse("finalize", args=[card.pk]), headers=HTMX)
+    org_client.post(reverse("finalize", args=[card.pk]), {"version": version_of(card)})
+    response = org_client.post(
+        reverse("finalize", args=[card.pk]), {"version": version_of(card)}, headers=HTMX
+    )
     assert response.status_code == 409
     assert "Esta tarjeta ya está finalizada y no puede cambiar." in response.text
 
@@ -1096,15 +1104,26 @@ def test_finalizing_twice_is_refused(org_client, card):
 def test_only_the_organizer_finalizes(client, card, ana, who, status):
     fill(card)
     client.force_login(ana if who == "player" else UserFactory())
-    assert client.post(reverse("finalize", args=[card.pk])).status_code == status
-    assert client.post(reverse("finalize", args=[card.pk]), headers=HTMX).status_code == status
+    assert (
+        client.post(reverse("finalize", args=[card.pk]), {"version": version_of(card)}).status_code
+        == status
+    )
+    assert (
+        client.post(
+            reverse("finalize", args=[card.pk]), {"version": version_of(card)}, headers=HTMX
+        ).status_code
+        == status
+    )
     assert not Scorecard.objects.get(pk=card.pk).is_finalized
 
 
 def test_staff_may_finalize_any_card(client, card):
     fill(card)
     client.force_login(UserFactory(is_staff=True))
-    assert client.post(reverse("finalize", args=[card.pk])).status_code == 302
+    assert (
+        client.post(reverse("finalize", args=[card.pk]), {"version": version_of(card)}).status_code
+        == 302
+    )
     assert Scorecard.objects.get(pk=card.pk).is_finalized
 
 
