@@ -68,7 +68,8 @@ for c in range(spec["cards"]):
     card = scorecard_create(organizer=organizer, players=players[c * seats:(c + 1) * seats])
     if spec["fill"]:
         Seat.objects.filter(scorecard=card).update(**spec["fill"])
-    cards.append({"id": card.pk, "seats": [s.pk for s in card.seats.order_by("order")]})
+    seat_ids = [s.pk for s in card.seats.order_by("order")]
+    cards.append({"id": card.pk, "seats": seat_ids, "version": card.version})
 print(json.dumps({"writers": {u.username: u.pk for u in writers}, "cards": cards}))
 """
 
@@ -418,10 +419,11 @@ def test_racing_finalize_requests_give_exactly_one_success(server):
         barrier = threading.Barrier(RACERS, timeout=30)
         answers = []
 
-        def race(browser, path=path, barrier=barrier, answers=answers):
+        def race(browser, path=path, barrier=barrier, answers=answers, card=card):
             conn = browser.connect()  # connected before the barrier: only the POST is raced
             barrier.wait()
-            browser.send(conn, "POST", path, htmx=True)
+            # With the version the confirmation showed, as «Finalizar» sends it.
+            browser.send(conn, "POST", path, {"version": card["version"]}, htmx=True)
             answers.append(browser.receive(conn))
 
         threads = [threading.Thread(target=race, args=(b,), daemon=True) for b in browsers]
