@@ -6,8 +6,6 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from accounts.names import fold  # noqa: F401 (where names are compared and searched)
-
 
 class User(AbstractUser):
     """A registered player; the admin registers them, nobody signs up."""

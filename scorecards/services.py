@@ -43,6 +43,22 @@ def parse_value(raw) -> int | None:
     return int(text)
 
 
+def parse_version(raw) -> int | None:
+    """A card version as a page sends it: up to 9 ASCII digits, else None."""
+    raw = raw or ""
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 9 else None
+
+
+def _check_version(scorecard, version, *, unknown, changed) -> None:
+    """Refuse unless version is the card's own: `unknown` (400) when it is no version,
+    `changed` (409) when the card has moved on since."""
+    seen = parse_version("" if version is None else str(version).strip())
+    if seen is None:
+        raise Refused(unknown)
+    if seen != scorecard.version:
+        raise Refused(changed, status=409)
+
+
 def editable(scorecard_id, user, *, lock=True) -> Scorecard:
     """The card with its seats if user may change it; with lock (in a transaction), locked
     until the transaction ends.
@@ -271,19 +287,14 @@ def change_undo(*, scorecard_id, author, version) -> Scorecard:
     """
     with transaction.atomic():
         scorecard = editable(scorecard_id, author)
-        seen = "" if version is None else str(version).strip()
-        if not (seen.isascii() and seen.isdigit() and len(seen) <= 9):
-            raise Refused(
-                _(
-                    "No sabemos qué versión de la tarjeta estás viendo: "
-                    "recárgala y vuelve a deshacer."
-                )
-            )
-        if int(seen) != scorecard.version:
-            raise Refused(
-                _("La tarjeta ha cambiado desde que la viste: revisa antes de deshacer."),
-                status=409,
-            )
+        _check_version(
+            scorecard,
+            version,
+            unknown=_(
+                "No sabemos qué versión de la tarjeta estás viendo: recárgala y vuelve a deshacer."
+            ),
+            changed=_("La tarjeta ha cambiado desde que la viste: revisa antes de deshacer."),
+        )
         target = (
             scorecard.changes.exclude(kind=Change.Kind.UNDO)
             .filter(undone_by__isnull=True)
@@ -312,22 +323,18 @@ def scorecard_finalize(*, scorecard_id, author, version=None) -> Scorecard:
     with transaction.atomic():
         scorecard = editable(scorecard_id, author)
         if version is not None:
-            seen = str(version).strip()
-            if not (seen.isascii() and seen.isdigit() and len(seen) <= 9):
-                raise Refused(
-                    _(
-                        "No sabemos qué resultados estás viendo: "
-                        "vuelve a la tarjeta y finaliza desde allí."
-                    )
-                )
-            if int(seen) != scorecard.version:
-                raise Refused(
-                    _(
-                        "La tarjeta ha cambiado desde que viste los resultados: "
-                        "revísalos antes de finalizar."
-                    ),
-                    status=409,
-                )
+            _check_version(
+                scorecard,
+                version,
+                unknown=_(
+                    "No sabemos qué resultados estás viendo: "
+                    "vuelve a la tarjeta y finaliza desde allí."
+                ),
+                changed=_(
+                    "La tarjeta ha cambiado desde que viste los resultados: "
+                    "revísalos antes de finalizar."
+                ),
+            )
         seats = list(scorecard.seats.all())
         problems = [(seat, problems) for seat in seats if (problems := seat.problems)]
         if problems:

@@ -17,8 +17,7 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from accounts.models import fold
-from accounts.names import isolate_text, names_html
+from accounts.names import fold, isolate_text, names_html
 from scorecards import rules, services, stats
 from scorecards.forms import HistoryFilterForm, WhoStartsForm
 from scorecards.labels import box_label, box_name, box_short, names_list, said, short_names
@@ -97,12 +96,17 @@ def _parts(scorecard) -> dict:
     if turn is not None:
         context["turn"] = {"round": turn[0], "rounds": len(Category), "seat": seats[turn[1]]}
     if scorecard.editable:
-        context["problems"] = [(s.player.name, problems) for s in seats if (problems := s.problems)]
+        context["problems"] = _problems(seats)
         context["remaining"] = sum(len(Category) - seat.filled for seat in seats)
     if scorecard.is_finalized:
         context["log_summary"] = _log_summary(changes)
         context["result"] = _result(seats)
     return context
+
+
+def _problems(seats) -> list[tuple[str, list[str]]]:
+    """What stops the card from being finalized, per player: (name, reasons)."""
+    return [(seat.player.name, problems) for seat in seats if (problems := seat.problems)]
 
 
 def _result(seats) -> dict:
@@ -169,11 +173,6 @@ def _changed_cells(scorecard, since) -> list[dict] | None:
     return cells
 
 
-def _version(raw) -> int | None:
-    raw = raw or ""
-    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 9 else None
-
-
 def _refused(request, pk, refused: Refused):
     """Answer a refused write: the message in the card fragment, or back on the page."""
     if refused.access:
@@ -195,7 +194,7 @@ def _saved(request, scorecard):
     (it sends the version it showed); otherwise the whole sheet."""
     if not request.htmx:
         return redirect("scorecard", pk=scorecard.pk)
-    since = _version(request.POST.get("version"))
+    since = services.parse_version(request.POST.get("version"))
     recorded = getattr(scorecard, "recorded", None)
     if recorded and since is not None and since == scorecard.version - 1:
         cells = [_cell(scorecard.seat(seat_id), box) for seat_id, box, *_ in recorded.items]
@@ -367,7 +366,7 @@ def scorecard_live(request, pk):
     version = cards.values_list("version", flat=True).first()
     if version is None:
         raise Http404
-    since = _version(request.GET.get("version"))
+    since = services.parse_version(request.GET.get("version"))
     if since == version:
         return HttpResponse(status=204)
     scorecard = _card(request, pk)
@@ -554,7 +553,7 @@ def _finalize_confirm(request, pk):
     context = {
         "scorecard": scorecard,
         "standings": standings,
-        "problems": [(s.player.name, problems) for s in seats if (problems := s.problems)],
+        "problems": _problems(seats),
     }
     template = "scorecards/finalize.html#confirm" if request.htmx else "scorecards/finalize.html"
     return render(request, template, context)

@@ -28,8 +28,7 @@ from django.urls import reverse
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
-from accounts.models import fold
-from accounts.names import hidden_characters
+from accounts.names import fold, hidden_characters
 from scorecards import rules, services
 from scorecards.models import BONUS, Change, Scorecard, Seat
 from scorecards.rules import Category
