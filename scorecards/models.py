@@ -57,7 +57,14 @@ class ScorecardQuerySet(models.QuerySet):
 class Scorecard(models.Model):
     """One game at a table, entered by its organizer."""
 
-    PRESENCIAL = "presencial"
+    class Mode(models.TextChoices):
+        # With the players' own dice, entered by the organizer; or with the app's dice,
+        # rolled by the server, each player on their own phone.
+        PRESENCIAL = "presencial", _("presencial")
+        DIGITAL = "digital", _("digital")
+
+    PRESENCIAL = Mode.PRESENCIAL
+    DIGITAL = Mode.DIGITAL
 
     organizer = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -67,12 +74,17 @@ class Scorecard(models.Model):
     )
     created_at = models.DateTimeField(_("creada"), auto_now_add=True)
     finalized_at = models.DateTimeField(_("finalizada"), null=True, blank=True)
-    mode = models.CharField(_("modalidad"), max_length=20, default=PRESENCIAL, editable=False)
+    mode = models.CharField(
+        _("modalidad"), max_length=20, choices=Mode.choices, default=PRESENCIAL, editable=False
+    )
     # Bumped by every write, so a stale view and a live poll can both tell.
     version = models.PositiveIntegerField(_("versión"), default=0, editable=False)
     # The order page's one-time token: a second tap on «Crear tarjeta» (or a browser
     # sending the form again) finds this card instead of making another.
     creation_token = models.UUIDField(null=True, blank=True, editable=False)
+    # A digital game's turn in progress: its rolls so far, each [dice, kept positions, time]
+    # («31456», «14», ISO time). They become Roll rows with the box the turn ends in.
+    turn_rolls = models.JSONField(_("tiradas del turno"), default=list, editable=False)
 
     objects = ScorecardQuerySet.as_manager()
 
@@ -82,7 +94,7 @@ class Scorecard(models.Model):
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(mode="presencial"), name="scorecard_mode_presencial"
+                condition=Q(mode__in=["presencial", "digital"]), name="scorecard_mode_known"
             ),
             models.UniqueConstraint(
                 fields=["organizer", "creation_token"],
@@ -105,6 +117,10 @@ class Scorecard(models.Model):
     @property
     def is_finalized(self) -> bool:
         return self.finalized_at is not None
+
+    @property
+    def is_digital(self) -> bool:
+        return self.mode == Scorecard.DIGITAL
 
     @property
     def places(self) -> list[int]:
@@ -309,3 +325,57 @@ class Change(models.Model):
             f"{seats.get(seat_id, seat_id)}: {box_label(box)} {said(old)} → {said(new)}"
             for seat_id, box, old, new in self.items
         )
+
+
+class Roll(models.Model):
+    """One roll of a digital game's dice: append-only, written with the box its turn ended in.
+
+    dice are the five faces in position order («31456»); kept, the 1-based positions held
+    from the roll before («14»), empty on a turn's first roll.
+    """
+
+    scorecard = models.ForeignKey(
+        Scorecard, on_delete=models.CASCADE, related_name="rolls", verbose_name=_("tarjeta")
+    )
+    seat = models.ForeignKey(
+        Seat, on_delete=models.CASCADE, related_name="+", db_index=False, verbose_name=_("jugador")
+    )
+    # The change that wrote the box this turn ended in.
+    change = models.ForeignKey(
+        Change, on_delete=models.CASCADE, related_name="rolls", verbose_name=_("cambio")
+    )
+    round = models.PositiveSmallIntegerField(_("ronda"))
+    number = models.PositiveSmallIntegerField(_("tirada"))
+    dice = models.CharField(_("dados"), max_length=rules.DICE)
+    kept = models.CharField(_("guardados"), max_length=rules.DICE, blank=True)
+    rolled_at = models.DateTimeField(_("hora"))
+
+    class Meta:
+        verbose_name = _("tirada")
+        verbose_name_plural = _("tiradas")
+        ordering = ["pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(number__gte=1, number__lte=rules.ROLLS), name="roll_number_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(round__gte=1, round__lte=len(Category)), name="roll_round_range"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.dice} · {self.number}"
+
+    @property
+    def faces(self) -> list[int]:
+        return [int(face) for face in self.dice]
+
+    @property
+    def spaced(self) -> str:
+        """Its dice as a page shows them: «3 1 4 5 6»."""
+        return " ".join(self.dice)
+
+    @property
+    def kept_faces(self) -> str:
+        """The faces it kept from the roll before, in position order: «4 5 6»."""
+        return " ".join(self.dice[int(position) - 1] for position in self.kept)

@@ -15,6 +15,7 @@ __all__ = [
     "FACES",
     "LOWER",
     "MAX_YAHTZEE_BONUSES",
+    "ROLLS",
     "UPPER",
     "UPPER_BONUS",
     "UPPER_BONUS_THRESHOLD",
@@ -24,6 +25,7 @@ __all__ = [
     "Problem",
     "Totals",
     "allowed_scores",
+    "choices",
     "inconsistencies",
     "joker_boxes",
     "joker_score",
@@ -78,6 +80,8 @@ _FACE_OF = {category: face for face, category in enumerate(UPPER, start=1)}
 
 DICE = 5
 FACES = 6
+# Rolls in a turn: the first, then up to two more of the dice not kept.
+ROLLS = 3
 UPPER_BONUS = 35
 UPPER_BONUS_THRESHOLD = 63
 YAHTZEE_SCORE = 50
@@ -285,6 +289,22 @@ def joker_boxes(face: int, scores: Mapping[Category | str, int | None]) -> froze
         if choices := free.intersection(tier):
             return frozenset(choices)
     return frozenset()
+
+
+def choices(
+    dice: Iterable[int], scores: Mapping[Category | str, int | None]
+) -> dict[Category, int]:
+    """The boxes a roll may take on this card, in card order, each with what it scores.
+
+    Every free box, 0 where the roll does not fit; but an extra five of a kind (the
+    Yahtzee box already used) only the boxes the joker order allows, at joker scores.
+    """
+    roll = _roll(dice)
+    card = _card(scores)
+    if len(set(roll)) == 1 and card[Category.YAHTZEE] is not None:
+        allowed = joker_boxes(roll[0], card)
+        return {c: joker_score(roll[0], c) for c in Category if c in allowed}
+    return {c: score(roll, c) for c, value in card.items() if value is None}
 
 
 def positions(totals: Iterable[int]) -> list[int]:

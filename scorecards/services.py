@@ -1,14 +1,16 @@
 """Writes that span several models: each one is a single transaction with its change log."""
 
+from datetime import datetime
+
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.names import isolate_text
-from scorecards import rules
-from scorecards.labels import BOX_LABELS, box_label, said
-from scorecards.models import BONUS, BOXES, Change, FinalizedError, Scorecard, Seat
+from scorecards import dice, rules
+from scorecards.labels import BOX_LABELS, box_label, box_name, said
+from scorecards.models import BONUS, BOXES, Change, FinalizedError, Roll, Scorecard, Seat
 from scorecards.rules import Category
 
 MAX_PLAYERS = 10
@@ -92,20 +94,26 @@ def _set(seat, box, new):
     return (seat, box, old, new)
 
 
-def _record(scorecard, author, kind, items, undoes=None) -> Change:
-    """Write the changed boxes, their change log entry and the card's new version.
-
-    In the caller's transaction, on a card editable() locked. The version moves only
-    from the one read, so a write that somehow slipped past the lock changes nothing.
-    """
+def _bump(scorecard, **fields) -> None:
+    """Move the card to its next version, with fields, in the caller's transaction on a
+    card locked. The version moves only from the one read, so a write that somehow
+    slipped past the lock changes nothing."""
     moved = (
         Scorecard.objects.in_progress()
         .filter(pk=scorecard.pk, version=scorecard.version)
-        .update(version=F("version") + 1)
+        .update(version=F("version") + 1, **fields)
     )
     if not moved:  # the lock (or SQLite's IMMEDIATE transaction) rules this out
         raise RuntimeError(f"card {scorecard.pk} changed while locked")
     scorecard.version += 1
+    for name, value in fields.items():
+        setattr(scorecard, name, value)
+
+
+def _record(scorecard, author, kind, items, undoes=None, **fields) -> Change:
+    """Write the changed boxes, their change log entry and the card's new version (with
+    fields of the card's own), on a card editable() locked."""
+    _bump(scorecard, **fields)
     written = {}
     for seat, box, _old, new in items:
         written.setdefault(seat.pk, {})[box] = new
@@ -123,7 +131,7 @@ def _record(scorecard, author, kind, items, undoes=None) -> Change:
     return change
 
 
-def scorecard_create(*, organizer, players, token=None) -> Scorecard:
+def scorecard_create(*, organizer, players, token=None, mode=Scorecard.PRESENCIAL) -> Scorecard:
     """Create a card with the players in turn order.
 
     With the order page's one-time token, only once: sent again (a double tap, a
@@ -139,13 +147,17 @@ def scorecard_create(*, organizer, players, token=None) -> Scorecard:
         raise Refused(_("Un jugador solo puede aparecer una vez."))
     if any(not p.is_active for p in players):
         raise Refused(_("Solo se pueden elegir jugadores activos."))
+    if mode not in Scorecard.Mode.values:
+        raise Refused(_("Elige si jugáis con dados físicos o con dados virtuales."))
     if token is not None and (made := _created_with(organizer, token)):
-        if _same_game(made, players):
+        if _same_game(made, players, mode):
             return made
         token = None
     try:
         with transaction.atomic():
-            scorecard = Scorecard.objects.create(organizer=organizer, creation_token=token)
+            scorecard = Scorecard.objects.create(
+                organizer=organizer, creation_token=token, mode=mode
+            )
             Seat.objects.bulk_create(
                 Seat(scorecard=scorecard, player=p, order=i) for i, p in enumerate(players)
             )
@@ -153,9 +165,9 @@ def scorecard_create(*, organizer, players, token=None) -> Scorecard:
         # The same token's other request created it meanwhile (scorecard_created_once).
         if token is None or not (made := _created_with(organizer, token)):
             raise
-        if _same_game(made, players):
+        if _same_game(made, players, mode):
             return made
-        return scorecard_create(organizer=organizer, players=players)
+        return scorecard_create(organizer=organizer, players=players, mode=mode)
     return scorecard
 
 
@@ -163,10 +175,24 @@ def _created_with(organizer, token) -> Scorecard | None:
     return Scorecard.objects.filter(organizer=organizer, creation_token=token).first()
 
 
-def _same_game(scorecard, players) -> bool:
-    """Whether scorecard is still in progress with these players in this order."""
+def _same_game(scorecard, players, mode) -> bool:
+    """Whether scorecard is still in progress, in this mode, with these players in this
+    order."""
     seated = scorecard.seats.order_by("order").values_list("player_id", flat=True)
-    return not scorecard.is_finalized and list(seated) == [p.pk for p in players]
+    return (
+        not scorecard.is_finalized
+        and scorecard.mode == mode
+        and list(seated) == [p.pk for p in players]
+    )
+
+
+def _by_hand(scorecard) -> None:
+    """Refuse a write by hand on a digital card: its dice decide every box."""
+    if scorecard.is_digital:
+        raise Refused(
+            _("En una partida con dados virtuales deciden los dados: no se anota a mano."),
+            status=409,
+        )
 
 
 def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
@@ -174,6 +200,7 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
     with transaction.atomic():
         # Who may write comes first: a stranger learns nothing from how the data is wrong.
         scorecard = editable(scorecard_id, author)
+        _by_hand(scorecard)
         new, seen = _box_values(box, value, was)
         seat = _seat(scorecard, seat_id)
         current = getattr(seat, box)
@@ -239,6 +266,7 @@ def joker_write(*, scorecard_id, seat_id, face, box, author) -> Scorecard:
     """An extra five of a kind: the joker box and, with 50 in Yahtzee, the +100 bonus."""
     with transaction.atomic():
         scorecard = editable(scorecard_id, author)
+        _by_hand(scorecard)
         face, category = _joker_roll(face, box)
         seat = _seat(scorecard, seat_id)
         if seat.yahtzee is None:
@@ -287,6 +315,7 @@ def change_undo(*, scorecard_id, author, version) -> Scorecard:
     """
     with transaction.atomic():
         scorecard = editable(scorecard_id, author)
+        _by_hand(scorecard)
         _check_version(
             scorecard,
             version,
@@ -322,6 +351,11 @@ def scorecard_finalize(*, scorecard_id, author, version=None) -> Scorecard:
     """
     with transaction.atomic():
         scorecard = editable(scorecard_id, author)
+        if scorecard.is_digital:
+            raise Refused(
+                _("Una partida con dados virtuales se finaliza sola con la última casilla."),
+                status=409,
+            )
         if version is not None:
             _check_version(
                 scorecard,
@@ -339,14 +373,20 @@ def scorecard_finalize(*, scorecard_id, author, version=None) -> Scorecard:
         problems = [(seat, problems) for seat in seats if (problems := seat.problems)]
         if problems:
             raise Refused(_("Aún no se puede finalizar."), status=409, problems=problems)
-        totals = [seat.totals.total for seat in seats]
-        for seat, total, place in zip(seats, totals, rules.positions(totals), strict=True):
-            seat.total, seat.place = total, place
-        Seat.objects.bulk_update(seats, ["total", "place"])
-        scorecard.finalized_at = timezone.now()
-        scorecard.version += 1
-        scorecard.save(update_fields=["finalized_at", "version"])
+        _finalize(scorecard, seats)
     return scorecard
+
+
+def _finalize(scorecard, seats) -> None:
+    """Store each seat's total and position and close the card, in the caller's
+    transaction on the card locked."""
+    totals = [seat.totals.total for seat in seats]
+    for seat, total, place in zip(seats, totals, rules.positions(totals), strict=True):
+        seat.total, seat.place = total, place
+    Seat.objects.bulk_update(seats, ["total", "place"])
+    scorecard.finalized_at = timezone.now()
+    scorecard.version += 1
+    scorecard.save(update_fields=["finalized_at", "version"])
 
 
 def scorecard_discard(*, scorecard_id, author) -> None:
@@ -356,3 +396,128 @@ def scorecard_discard(*, scorecard_id, author) -> None:
             scorecard.delete()
         except IntegrityError:
             raise Refused(str(FinalizedError.message), status=409) from None
+
+
+def _turn(scorecard_id, user, version) -> tuple[Scorecard, Seat, int]:
+    """A digital card in progress, locked, with the seat whose turn it is and its round,
+    if user may play that turn: its player, or the organizer for any seat.
+
+    version is the card version the person saw, and is required: a request made on an
+    older view of the turn (another phone played meanwhile, or a replay) changes nothing.
+    """
+    cards = Scorecard.objects.for_user(user).with_seats().select_for_update(of=("self",))
+    scorecard = cards.filter(pk=scorecard_id).first()
+    if scorecard is None:
+        raise Refused(_("Esa tarjeta no existe."), status=404, access=True)
+    if scorecard.is_finalized:
+        raise Refused(str(FinalizedError.message), status=409)
+    if not scorecard.is_digital:
+        raise Refused(_("Esta tarjeta es de dados físicos: no se tira en la app."), status=409)
+    seats = list(scorecard.seats.all())
+    round_, index = rules.turn(seat.filled for seat in seats)
+    seat = seats[index]
+    if user.pk not in (seat.player_id, scorecard.organizer_id):
+        raise Refused(
+            _("Ahora le toca a %(name)s: espera a tu turno.")
+            % {"name": isolate_text(seat.player.name)},
+            status=409,
+        )
+    _check_version(
+        scorecard,
+        version,
+        unknown=_("No sabemos qué tirada estás viendo: recarga la tarjeta."),
+        changed=_("La tarjeta ha cambiado desde que la viste: mira los dados de ahora."),
+    )
+    return scorecard, seat, round_
+
+
+def _kept(raw_positions) -> set[int]:
+    """The 1-based positions of the dice to keep, as a page sends them, or Refused."""
+    kept = set()
+    for raw in raw_positions:
+        text = str(raw).strip()
+        if not (len(text) == 1 and text in "12345"):
+            raise Refused(_("Los dados guardados no son válidos."))
+        kept.add(int(text))
+    return kept
+
+
+def turn_roll(*, scorecard_id, author, version, shown, keep) -> Scorecard:
+    """Roll the dice of the turn in progress, keeping the positions in keep.
+
+    shown is the dice the page showed (empty before the turn's first roll): the kept
+    dice must be those of the last roll. The server rolls; the browser only says which
+    dice to keep, and at most three times a turn.
+    """
+    with transaction.atomic():
+        scorecard, _seat, _round = _turn(scorecard_id, author, version)
+        kept = _kept(keep)
+        rolls = list(scorecard.turn_rolls)
+        if len(rolls) >= rules.ROLLS:
+            raise Refused(
+                _("Ya has tirado %(n)s veces: elige una casilla.") % {"n": rules.ROLLS},
+                status=409,
+            )
+        previous = rolls[-1][0] if rolls else ""
+        if str(shown or "").strip() != previous or (kept and not previous):
+            raise Refused(
+                _("Los dados guardados no son los de la última tirada: mira los dados de ahora."),
+                status=409,
+            )
+        if len(kept) == rules.DICE:
+            raise Refused(_("Has guardado los cinco dados: elige una casilla."), status=409)
+        faces = dice.roll(previous, kept)
+        at = timezone.now().isoformat()
+        rolls.append([faces, "".join(str(position) for position in sorted(kept)), at])
+        _bump(scorecard, turn_rolls=rolls)
+    return scorecard
+
+
+def turn_score(*, scorecard_id, author, version, box) -> Scorecard:
+    """End the turn in progress in a free box, with what the last roll scores there; an
+    extra Yahtzee by the joker order, with its +100 after a 50. The turn's rolls are
+    stored with the change, and the last box of the game finalizes the card."""
+    with transaction.atomic():
+        scorecard, seat, round_ = _turn(scorecard_id, author, version)
+        rolls = scorecard.turn_rolls
+        if not rolls:
+            raise Refused(_("Tira los dados antes de elegir una casilla."), status=409)
+        try:
+            category = rules.Category(box)
+        except ValueError:
+            raise Refused(_("Elige una casilla libre.")) from None
+        faces = [int(face) for face in rolls[-1][0]]
+        choices = rules.choices(faces, seat.scores)
+        if category not in choices:
+            if getattr(seat, category) is not None:
+                message = _("%(box)s ya está anotada: elige una casilla libre.")
+            else:
+                message = _("Con un Yahtzee adicional, el orden del comodín no permite %(box)s.")
+            raise Refused(message % {"box": box_name(category)}, status=409)
+        extra = len(set(faces)) == 1 and seat.yahtzee is not None
+        items = [_set(seat, category.value, choices[category])]
+        if (
+            extra
+            and seat.yahtzee == rules.YAHTZEE_SCORE
+            and seat.yahtzee_bonuses < rules.MAX_YAHTZEE_BONUSES
+        ):
+            items.append(_set(seat, BONUS, seat.yahtzee_bonuses + 1))
+        kind = Change.Kind.JOKER if extra else Change.Kind.BOX
+        change = _record(scorecard, author, kind, items, turn_rolls=[])
+        Roll.objects.bulk_create(
+            Roll(
+                scorecard=scorecard,
+                seat=seat,
+                change=change,
+                round=round_,
+                number=number,
+                dice=faces_text,
+                kept=kept,
+                rolled_at=datetime.fromisoformat(at),
+            )
+            for number, (faces_text, kept, at) in enumerate(rolls, start=1)
+        )
+        seats = list(scorecard.seats.all())
+        if rules.turn(s.filled for s in seats) is None:
+            _finalize(scorecard, seats)
+    return scorecard

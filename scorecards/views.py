@@ -21,7 +21,7 @@ from accounts.names import fold, isolate_text, names_html
 from scorecards import rules, services, stats
 from scorecards.forms import HistoryFilterForm, WhoStartsForm
 from scorecards.labels import box_label, box_name, box_short, names_list, said, short_names
-from scorecards.models import BONUS, BOXES, Change, Scorecard
+from scorecards.models import BONUS, BOXES, Change, Roll, Scorecard
 from scorecards.rules import Category
 from scorecards.services import Refused
 
@@ -41,11 +41,16 @@ def _cell(seat, box) -> dict:
     return {"seat": seat, "box": box, "label": box_label(box), "value": getattr(seat, box)}
 
 
-def _logged(changes, seats) -> list[Change]:
+def _logged(changes, seats, *, digital=False) -> list[Change]:
     """The changes, each with its items as `lines` for the card's log to say in a sentence;
-    an extra Yahtzee also as `joker`: its box and whether it added the +100."""
+    an extra Yahtzee also as `joker`: its box and whether it added the +100; in a digital
+    game, the rolls of the turn it ended as `rolls`."""
     players = {seat.pk: seat.player.name for seat in seats}
     changes = list(changes)
+    rolls = {}
+    if digital and changes:
+        for roll in Roll.objects.filter(change__in=changes).order_by("pk"):
+            rolls.setdefault(roll.change_id, []).append(roll)
     for change in changes:
         change.lines = [
             {
@@ -63,6 +68,7 @@ def _logged(changes, seats) -> list[Change]:
             boxes = [line for line in change.lines if not line["bonus"]]
             change.joker = boxes[0] if boxes else None
             change.joker_bonus = len(boxes) < len(change.lines)
+        change.turn = rolls.get(change.pk, [])
     return changes
 
 
@@ -91,17 +97,51 @@ def _parts(scorecard) -> dict:
             )
         )
     ]
-    changes = _logged(Change.objects.recent(scorecard), seats)
-    context = {"scorecard": scorecard, "seats": seats, "columns": columns, "changes": changes}
+    changes = _logged(Change.objects.recent(scorecard), seats, digital=scorecard.is_digital)
+    context = {
+        "scorecard": scorecard,
+        "seats": seats,
+        "columns": columns,
+        "changes": changes,
+        # Boxes are written by hand only on a physical game's card.
+        "correctable": scorecard.editable and not scorecard.is_digital,
+    }
     if turn is not None:
         context["turn"] = {"round": turn[0], "rounds": len(Category), "seat": seats[turn[1]]}
-    if scorecard.editable:
+        if scorecard.is_digital:
+            context["play"] = _play(scorecard, seats[turn[1]])
+    if context["correctable"]:
         context["problems"] = _problems(seats)
         context["remaining"] = sum(len(Category) - seat.filled for seat in seats)
     if scorecard.is_finalized:
         context["log_summary"] = _log_summary(changes)
         context["result"] = _result(seats)
     return context
+
+
+def _play(scorecard, seat) -> dict:
+    """A digital game's turn in progress: the dice of its last roll (the kept ones held
+    again), the rolls left, and the boxes the dice may take with what each scores."""
+    rolls = scorecard.turn_rolls
+    faces, kept, _at = rolls[-1] if rolls else ("", "", None)
+    extra = len(set(faces)) == 1 and seat.yahtzee is not None
+    choices = rules.choices(map(int, faces), seat.scores) if faces else {}
+    return {
+        "seat": seat,
+        "faces": faces,
+        "dice": [
+            {"position": i, "face": int(face), "held": str(i) in kept}
+            for i, face in enumerate(faces, start=1)
+        ],
+        "number": len(rolls),
+        "left": rules.ROLLS - len(rolls),
+        "choices": [
+            {"box": c.value, "label": box_name(c), "score": points}
+            for c, points in choices.items()
+        ],
+        "extra": extra,
+        "bonus": extra and seat.yahtzee == rules.YAHTZEE_SCORE,
+    }
 
 
 def _problems(seats) -> list[tuple[str, list[str]]]:
@@ -163,7 +203,9 @@ def _changed_cells(scorecard, since) -> list[dict] | None:
         scorecard=scorecard, version__gt=since, version__lte=scorecard.version
     ).values_list("items", flat=True)
     changes = list(changes)
-    if len(changes) != scorecard.version - since:
+    # In a digital game, a version no change made is a roll: the turn, which every
+    # patch brings, shows it.
+    if len(changes) != scorecard.version - since and not scorecard.is_digital:
         return None
     written = dict.fromkeys((seat_id, box) for items in changes for seat_id, box, *_ in items)
     cells = []
@@ -196,8 +238,10 @@ def _saved(request, scorecard):
         return redirect("scorecard", pk=scorecard.pk)
     since = services.parse_version(request.POST.get("version"))
     recorded = getattr(scorecard, "recorded", None)
-    if recorded and since is not None and since == scorecard.version - 1:
-        cells = [_cell(scorecard.seat(seat_id), box) for seat_id, box, *_ in recorded.items]
+    # A roll records no change: its patch is the turn alone.
+    if (recorded or scorecard.is_digital) and since == scorecard.version - 1:
+        items = recorded.items if recorded else []
+        cells = [_cell(scorecard.seat(seat_id), box) for seat_id, box, *_ in items]
         return _patch(request, scorecard, since, [c for c in cells if c["box"] != BONUS])
     return _sheet(request, scorecard)
 
@@ -518,6 +562,42 @@ def undo(request, pk):
         )
     except Refused as refused:
         return _refused(request, pk, refused)
+    return _saved(request, scorecard)
+
+
+@login_required
+@require_POST
+def turn_roll(request, pk):
+    """«Tirar»: the server rolls the dice the player does not keep."""
+    try:
+        scorecard = services.turn_roll(
+            scorecard_id=pk,
+            author=request.user,
+            version=request.POST.get("version"),
+            shown=request.POST.get("dados"),
+            keep=request.POST.getlist("guardar"),
+        )
+    except Refused as refused:
+        return _refused(request, pk, refused)
+    return _saved(request, scorecard)
+
+
+@login_required
+@require_POST
+def turn_score(request, pk):
+    """«Anotar»: the turn ends in the box the player chose; the last one ends the game."""
+    try:
+        scorecard = services.turn_score(
+            scorecard_id=pk,
+            author=request.user,
+            version=request.POST.get("version"),
+            box=request.POST.get("casilla"),
+        )
+    except Refused as refused:
+        return _refused(request, pk, refused)
+    if scorecard.is_finalized:
+        messages.success(request, _("Partida terminada. Ya está en el historial."))
+        return redirect("scorecard", pk=pk)  # to htmx, a whole-page one (dados.middleware)
     return _saved(request, scorecard)
 
 

@@ -58,7 +58,7 @@ def _finalized_triggers(action):
     from django.db import connection
 
     # The migration that made the current ones.
-    migration = importlib.import_module("scorecards.migrations.0007_seat_checks_in_domains")
+    migration = importlib.import_module("scorecards.migrations.0010_digital_play")
     with connection.schema_editor() as editor:
         getattr(migration, f"{action}_triggers")(None, editor)
 

@@ -94,6 +94,18 @@
     opener = null;
   }, true);
 
+  // A die of a digital turn: tapping holds it or releases it. Its pressed state, its
+  // name and the kept position the roll sends (the hidden input after it) go together.
+  document.addEventListener("click", function (event) {
+    var die = event.target.closest("button.die[aria-pressed]");
+    if (!die || die.disabled) return;
+    var held = die.getAttribute("aria-pressed") !== "true";
+    die.setAttribute("aria-pressed", held ? "true" : "false");
+    die.setAttribute("aria-label", die.getAttribute(held ? "data-held" : "data-free"));
+    var kept = die.nextElementSibling;
+    if (kept && kept.name === "guardar") kept.disabled = !held;
+  });
+
   document.addEventListener("click", function (event) {
     var link = event.target.closest(".close-picker");
     var d = dialog();

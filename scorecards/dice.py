@@ -1,0 +1,21 @@
+"""The dice of digital games. The server rolls them: a browser only says which to keep."""
+
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+from scorecards import rules
+
+
+def source():
+    """The random source settings.DICE_SOURCE names (secrets.SystemRandom by default)."""
+    return import_string(settings.DICE_SOURCE)()
+
+
+def roll(previous: str = "", kept=(), *, rng=None) -> str:
+    """Five dice as a string of faces («31456»): the 1-based positions in kept keep their
+    faces from previous, every other die is rolled."""
+    rng = rng or source()
+    return "".join(
+        previous[position - 1] if position in kept else str(rng.randint(1, rules.FACES))
+        for position in range(1, rules.DICE + 1)
+    )
