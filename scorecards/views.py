@@ -136,8 +136,7 @@ def _play(scorecard, seat) -> dict:
         "number": len(rolls),
         "left": rules.ROLLS - len(rolls),
         "choices": [
-            {"box": c.value, "label": box_name(c), "score": points}
-            for c, points in choices.items()
+            {"box": c.value, "label": box_name(c), "score": points} for c, points in choices.items()
         ],
         "extra": extra,
         "bonus": extra and seat.yahtzee == rules.YAHTZEE_SCORE,
