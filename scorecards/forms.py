@@ -6,7 +6,7 @@ from django.utils.translation import gettext_lazy
 
 from accounts.names import names_html, sentence
 from scorecards import rules
-from scorecards.models import Seat
+from scorecards.models import Scorecard, Seat
 
 
 class DateInput(forms.DateInput):
@@ -19,9 +19,34 @@ class DateInput(forms.DateInput):
 PLAYED, ORGANIZED = "jugadas", "organizadas"
 
 
+def mode_field():
+    """«Modalidad»: every game, or only those of one mode."""
+    return forms.ChoiceField(
+        choices=[
+            ("", gettext_lazy("Todas")),
+            (Scorecard.PRESENCIAL, gettext_lazy("Presencial")),
+            (Scorecard.DIGITAL, gettext_lazy("Digital")),
+        ],
+        required=False,
+        label=gettext_lazy("Modalidad"),
+        error_messages={"invalid_choice": gettext_lazy("Elige todas, presencial o digital.")},
+    )
+
+
+class ModeFilterForm(forms.Form):
+    """The statistics' filter by mode (GET `modalidad`); an unknown value means all games."""
+
+    modalidad = mode_field()
+
+    @property
+    def mode(self) -> str | None:
+        """The chosen mode, or None for every game (also when the value is invalid)."""
+        return (self.cleaned_data["modalidad"] or None) if self.is_valid() else None
+
+
 class HistoryFilterForm(forms.Form):
     """«Historial» filters: games shared with another player, between two dates, played
-    or organized by me."""
+    or organized by me, of one mode."""
 
     jugador = forms.ModelChoiceField(
         # Everyone who plays, and anyone who sat at a card; never an account that only
@@ -48,6 +73,7 @@ class HistoryFilterForm(forms.Form):
             "invalid_choice": gettext_lazy("Elige todas, las que jugaste o las que organizaste.")
         },
     )
+    modalidad = mode_field()
 
     def clean(self):
         data = super().clean()
@@ -71,6 +97,8 @@ class HistoryFilterForm(forms.Form):
             cards = cards.filter(finalized_at__date__gte=desde)
         if hasta := self.cleaned_data.get("hasta"):
             cards = cards.filter(finalized_at__date__lte=hasta)
+        if mode := self.cleaned_data.get("modalidad"):
+            cards = cards.filter(mode=mode)
         return cards
 
 
@@ -141,6 +169,32 @@ class WhoStartsForm:
                 names=names_html(wrong),
             )
         return sums
+
+    @property
+    def results(self) -> list[list[dict]]:
+        """Each round decided so far: its players with their sums, the best marked."""
+        return [
+            [
+                {"player": self.players[i], "sum": total, "best": total == max(round_.values())}
+                for i, total in round_.items()
+            ]
+            for round_ in self.rounds
+        ]
+
+    @staticmethod
+    def roll(count, rng) -> list[str]:
+        """«¿Quién empieza?» with the app's dice, for count players: each rolls five dice,
+        and the tied roll again, only they, until one is ahead. The rounds as `s` values."""
+        rounds = []
+        contenders = count
+        while contenders > 1 and len(rounds) < MAX_ROUNDS:
+            sums = [
+                sum(rng.randint(1, rules.FACES) for _ in range(rules.DICE))
+                for _ in range(contenders)
+            ]
+            rounds.append(",".join(map(str, sums)))
+            contenders = sums.count(max(sums))
+        return rounds
 
     @property
     def seating(self) -> list:

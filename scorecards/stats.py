@@ -1,5 +1,8 @@
 """Statistics over finalized games, computed by the database in a constant number of queries.
 
+Every statistic takes an optional mode («presencial» or «digital», Scorecard.Mode): given,
+it counts only the games of that mode; None counts them all.
+
 The chart functions lay out the player page's charts as plain data, which the templates in
 templates/scorecards/charts/ draw: coordinates in the chart's viewBox (width by height),
 labels, and desc, the sentence a screen reader gives. An empty chart (no games) has only
@@ -19,7 +22,7 @@ from django.utils import timezone
 from django.utils.translation import gettext, ngettext
 
 from scorecards import rules
-from scorecards.models import Seat
+from scorecards.models import Scorecard, Seat
 from scorecards.rules import Category
 
 __all__ = [
@@ -32,12 +35,20 @@ __all__ = [
     "totals_over_time",
 ]
 
-_FINALIZED = Q(scorecard__finalized_at__isnull=False)
+
+def _finalized(mode=None, prefix="scorecard__") -> Q:
+    """Seats (reached through prefix) in finalized games, of that mode if one is given."""
+    condition = Q(**{f"{prefix}finalized_at__isnull": False})
+    if mode is not None:
+        if mode not in Scorecard.Mode.values:
+            raise ValueError(f"mode must be one of {Scorecard.Mode.values} or None, not {mode!r}")
+        condition &= Q(**{f"{prefix}mode": mode})
+    return condition
 
 
-def _finalized_seats(player):
-    """The player's seats in finalized games."""
-    return Seat.objects.filter(_FINALIZED, player=player)
+def _finalized_seats(player, mode=None):
+    """The player's seats in finalized games (of that mode, if given)."""
+    return Seat.objects.filter(_finalized(mode), player=player)
 
 
 def _name(prefix=""):
@@ -52,11 +63,11 @@ def _rate(part, whole):
 # Statistics
 
 
-def player_summary(player) -> dict:
+def player_summary(player, mode=None) -> dict:
     """Games, wins, scores, Yahtzees, upper bonus and box averages of a player, in one query."""
     upper = functools.reduce(operator.add, (F(c) for c in rules.UPPER))
     row = (
-        _finalized_seats(player)
+        _finalized_seats(player, mode)
         .annotate(upper_sum=upper)
         .aggregate(
             games=Count("pk"),
@@ -84,13 +95,13 @@ def player_summary(player) -> dict:
     }
 
 
-def head_to_head(player) -> list[dict]:
+def head_to_head(player, mode=None) -> list[dict]:
     """Games, wins, losses and ties against each opponent, most games first; two queries."""
     # Opponents' seats joined to the player's seat in the same finalized game; the aggregates
     # below reuse that join (filter before annotate), so `mine` is the player's place there.
     mine = "scorecard__seats__place"
     rows = list(
-        Seat.objects.filter(_FINALIZED, scorecard__seats__player=player)
+        Seat.objects.filter(_finalized(mode), scorecard__seats__player=player)
         .exclude(player=player)
         .values("player")
         .annotate(
@@ -105,10 +116,10 @@ def head_to_head(player) -> list[dict]:
     return [{"opponent": opponents[row.pop("player")], **row} for row in rows]
 
 
-def totals_over_time(player, limit=50) -> list[tuple[datetime, int]]:
+def totals_over_time(player, limit=50, mode=None) -> list[tuple[datetime, int]]:
     """(finalized_at, total) of the player's last `limit` finalized games, oldest first."""
     rows = list(
-        _finalized_seats(player)
+        _finalized_seats(player, mode)
         .order_by("-scorecard__finalized_at", "-scorecard_id")
         .values_list("scorecard__finalized_at", "total")[:limit]
     )
@@ -116,12 +127,12 @@ def totals_over_time(player, limit=50) -> list[tuple[datetime, int]]:
     return rows
 
 
-def histogram(player, width=25) -> list[dict]:
+def histogram(player, width=25, mode=None) -> list[dict]:
     """Games per range of `width` points, empty ranges between the lowest and highest included."""
     if isinstance(width, bool) or not isinstance(width, int) or width < 1:
         raise ValueError(f"width must be a positive integer, not {width!r}")
     counts = dict(
-        _finalized_seats(player)
+        _finalized_seats(player, mode)
         # Both sides are integers, so the database divides without a remainder.
         .annotate(bucket=F("total") / Value(width))
         .values("bucket")
@@ -137,10 +148,10 @@ def histogram(player, width=25) -> list[dict]:
     ]
 
 
-def ranking(min_games=5) -> tuple[list[dict], list[dict]]:
+def ranking(min_games=5, mode=None) -> tuple[list[dict], list[dict]]:
     """Active players ranked by average with at least min_games games, and those with fewer;
     accounts that do not play («Juega» unticked) are left out."""
-    finalized = Q(seats__scorecard__finalized_at__isnull=False)
+    finalized = _finalized(mode, prefix="seats__scorecard__")
     players = (
         get_user_model()
         .objects.filter(is_active=True, plays=True)

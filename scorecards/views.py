@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 
 from accounts.names import fold, isolate_text, names_html
-from scorecards import rules, services, stats
+from scorecards import dice, rules, services, stats
 from scorecards.forms import HistoryFilterForm, WhoStartsForm
 from scorecards.labels import box_label, box_name, box_short, names_list, said, short_names
 from scorecards.models import BONUS, BOXES, Change, Roll, Scorecard
@@ -272,6 +272,7 @@ def scorecard_new(request):
     shown += [p for p in players[PLAYERS_LISTED:] if p.pk in chosen_ids]
     context = {"players": shown, "query": query, "chosen_ids": chosen_ids}
     context["hidden"] = len(players) - len(shown)
+    context["digital"] = _mode(request.GET.get("modo")) == Scorecard.DIGITAL
     return render(request, "scorecards/new.html", context)
 
 
@@ -310,21 +311,31 @@ def scorecard_order(request):
     """Set the seating order, and optionally «¿Quién empieza?», before creating the card."""
     User = get_user_model()
     ids = _ids(request.GET.getlist("p"))
+    mode = _mode(request.GET.get("modo"))
     found = User.objects.filter(is_active=True).in_bulk(ids)
     players = [found[i] for i in ids if i in found]
     if resting := [p for p in players if not p.plays]:
         messages.error(request, _not_playing(resting))
         ids = [p.pk for p in players if p.plays]
-        return redirect(reverse("scorecard_new") + ("?" + _query(ids) if ids else ""))
+        query = _query(ids, mode).lstrip("&")
+        return redirect(reverse("scorecard_new") + ("?" + query if query else ""))
     if not players:
         messages.error(request, _("Elige al menos un jugador."))
-        return redirect("scorecard_new")
+        return redirect(
+            reverse("scorecard_new") + ("?modo=digital" if mode == Scorecard.DIGITAL else "")
+        )
     if len(players) > services.MAX_PLAYERS:
         messages.error(
             request,
             _("Como mucho %(max)s jugadores por tarjeta.") % {"max": services.MAX_PLAYERS},
         )
-        return redirect(reverse("scorecard_new") + "?" + _query(ids))
+        return redirect(reverse("scorecard_new") + "?" + _query(ids, mode))
+    if mode == Scorecard.DIGITAL and "tirar" in request.GET and len(players) > 1:
+        # The app's dice decide who starts: rolled once, then carried in the address
+        # like sums typed in, so reloading the page does not roll again.
+        rounds = WhoStartsForm.roll(len(players), dice.source())
+        query = _query(ids, mode) + "".join(f"&s={r}" for r in rounds)
+        return redirect(reverse("scorecard_order") + "?" + query)
     who = WhoStartsForm(request.GET, players)
     players = who.seating
     ids = [p.pk for p in players]
@@ -332,10 +343,13 @@ def scorecard_order(request):
         request,
         "scorecards/order.html",
         {
-            "moves": _moves(players),
+            "moves": _moves(players, mode),
             "players": players,
             "ids": ids,
+            "mode": mode,
+            "digital": mode == Scorecard.DIGITAL,
             "rounds": who.rounds,
+            "results": who.results,
             "starter": players[0] if who.starter is not None else None,
             "tied": who.tied,
             "sums": who.sums,
@@ -346,14 +360,19 @@ def scorecard_order(request):
     )
 
 
-def _moves(players) -> list[dict]:
+def _mode(raw) -> str:
+    """The mode a page asks for: digital, or the physical dice of every game till now."""
+    return Scorecard.DIGITAL if raw == Scorecard.DIGITAL else Scorecard.PRESENCIAL
+
+
+def _moves(players, mode) -> list[dict]:
     """Each player with the seating orders one step up and one step down, as queries."""
     ids = [p.pk for p in players]
     return [
         {
             "player": p,
-            "up": _query(_swap(ids, i, i - 1)) if i > 0 else None,
-            "down": _query(_swap(ids, i, i + 1)) if i < len(ids) - 1 else None,
+            "up": _query(_swap(ids, i, i - 1), mode) if i > 0 else None,
+            "down": _query(_swap(ids, i, i + 1), mode) if i < len(ids) - 1 else None,
         }
         for i, p in enumerate(players)
     ]
@@ -368,8 +387,9 @@ def _token(raw: str) -> uuid.UUID | None:
         return None
 
 
-def _query(ids) -> str:
-    return "&".join(f"p={i}" for i in ids)
+def _query(ids, mode=Scorecard.PRESENCIAL) -> str:
+    query = "&".join(f"p={i}" for i in ids)
+    return query + "&modo=digital" if mode == Scorecard.DIGITAL else query
 
 
 def _swap(ids, a, b):
@@ -393,6 +413,7 @@ def scorecard_create(request):
             organizer=request.user,
             players=[found[i] for i in ids],
             token=_token(request.POST.get("token", "")),
+            mode=request.POST.get("modo") or Scorecard.PRESENCIAL,
         )
     except Refused as refused:
         messages.error(request, refused.message)
