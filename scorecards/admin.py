@@ -44,8 +44,16 @@ class ChangeInline(ReadOnlyInline):
 class ScorecardAdmin(admin.ModelAdmin):
     """Every card can be opened; none is edited here (the app keeps the change log)."""
 
-    list_display = ["__str__", "organizer", "players", "created_at", "state", "finalized_at"]
-    list_filter = [("finalized_at", admin.EmptyFieldListFilter), "created_at"]
+    list_display = [
+        "__str__",
+        "organizer",
+        "players",
+        "mode",
+        "created_at",
+        "state",
+        "finalized_at",
+    ]
+    list_filter = [("finalized_at", admin.EmptyFieldListFilter), "mode", "created_at"]
     search_fields = ["organizer__display_name", "seats__player__display_name"]
     readonly_fields = ["organizer", "created_at", "finalized_at", "mode", "version"]
     fields = readonly_fields
@@ -61,7 +69,7 @@ class ScorecardAdmin(admin.ModelAdmin):
 
     @admin.display(description=_("estado"), ordering="finalized_at")
     def state(self, scorecard):
-        return _("presencial, finalizada") if scorecard.is_finalized else _("en juego")
+        return _("finalizada") if scorecard.is_finalized else _("en juego")
 
     def has_add_permission(self, request):
         return False

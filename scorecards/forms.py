@@ -43,6 +43,14 @@ class ModeFilterForm(forms.Form):
         """The chosen mode, or None for every game (also when the value is invalid)."""
         return (self.cleaned_data["modalidad"] or None) if self.is_valid() else None
 
+    def links(self) -> list[dict]:
+        """Each choice as a link: its value («» for all), label and whether it is shown."""
+        shown = self.mode or ""
+        return [
+            {"value": value, "label": label, "current": value == shown}
+            for value, label in self.fields["modalidad"].choices
+        ]
+
 
 class HistoryFilterForm(forms.Form):
     """«Historial» filters: games shared with another player, between two dates, played

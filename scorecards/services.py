@@ -414,7 +414,10 @@ def _turn(scorecard_id, user, version) -> tuple[Scorecard, Seat, int]:
     if not scorecard.is_digital:
         raise Refused(_("Esta tarjeta es de dados físicos: no se tira en la app."), status=409)
     seats = list(scorecard.seats.all())
-    round_, index = rules.turn(seat.filled for seat in seats)
+    turn = rules.turn(seat.filled for seat in seats)
+    if turn is None:  # every box filled: the last one finalized the card
+        raise Refused(_("Todas las casillas están anotadas."), status=409)
+    round_, index = turn
     seat = seats[index]
     if user.pk not in (seat.player_id, scorecard.organizer_id):
         raise Refused(

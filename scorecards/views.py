@@ -19,7 +19,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from accounts.names import fold, isolate_text, names_html
 from scorecards import dice, rules, services, stats
-from scorecards.forms import HistoryFilterForm, WhoStartsForm
+from scorecards.forms import HistoryFilterForm, ModeFilterForm, WhoStartsForm
 from scorecards.labels import box_label, box_name, box_short, names_list, said, short_names
 from scorecards.models import BONUS, BOXES, Change, Roll, Scorecard
 from scorecards.rules import Category
@@ -798,7 +798,8 @@ def _spreadsheet_safe(text: str) -> str:
 @require_GET
 @cache_control(private=True, no_store=True)
 def scorecard_json(request, pk):
-    """One game as JSON: every box, bonuses, totals, positions, players, date, modality."""
+    """One game as JSON: every box, bonuses, totals, positions, players, date, modality;
+    a digital game's also every roll of its finished turns, in order."""
     scorecard = _card(request, pk)
     seats = list(scorecard.seats.all())
     data = {
@@ -819,6 +820,19 @@ def scorecard_json(request, pk):
             for seat, place in zip(seats, scorecard.places, strict=True)
         ],
     }
+    if scorecard.is_digital:
+        names = {seat.pk: seat.player.name for seat in seats}
+        data["tiradas"] = [
+            {
+                "jugador": names.get(roll.seat_id, ""),
+                "ronda": roll.round,
+                "tirada": roll.number,
+                "dados": roll.dice,
+                "guardados": roll.kept,
+                "hora": roll.rolled_at.isoformat(),
+            }
+            for roll in scorecard.rolls.order_by("pk")
+        ]
     response = JsonResponse(data, json_dumps_params={"ensure_ascii": False, "indent": 2})
     response["Content-Disposition"] = f'attachment; filename="dados-partida-{scorecard.pk}.json"'
     return response
@@ -827,21 +841,26 @@ def scorecard_json(request, pk):
 @login_required
 @require_GET
 def player(request, pk):
-    """A player's statistics, visible to every logged-in player. An account that does not
-    play and never sat at a card (an admin's) has none: 404."""
+    """A player's statistics, visible to every logged-in player, over every game or those of
+    one mode (?modalidad=). An account that does not play and never sat at a card (an
+    admin's) has none: 404."""
     person = get_object_or_404(get_user_model(), pk=pk)
     if not person.plays and not person.seats.exists():
         raise Http404
-    over_time = stats.totals_over_time(person)
-    buckets = stats.histogram(person)
+    form = ModeFilterForm(request.GET)
+    mode = form.mode
+    over_time = stats.totals_over_time(person, mode=mode)
+    buckets = stats.histogram(person, mode=mode)
     context = {
         "person": person,
-        "summary": stats.player_summary(person),
-        "rivals": stats.head_to_head(person),
+        "summary": stats.player_summary(person, mode=mode),
+        "rivals": stats.head_to_head(person, mode=mode),
         "over_time": over_time,
         "buckets": buckets,
         "line_chart": stats.line_chart(over_time),
         "histogram_chart": stats.histogram_chart(buckets),
+        "mode_form": form,
+        "mode": mode,
     }
     return render(request, "scorecards/player.html", context)
 
@@ -849,7 +868,15 @@ def player(request, pk):
 @login_required
 @require_GET
 def ranking(request):
-    """«Clasificación»: active players by average total, with at least MIN_GAMES games."""
-    ranked, unranked = stats.ranking(min_games=RANKING_MIN_GAMES)
-    context = {"ranked": ranked, "unranked": unranked, "min_games": RANKING_MIN_GAMES}
+    """«Clasificación»: active players by average total, with at least MIN_GAMES games, over
+    every game or those of one mode (?modalidad=)."""
+    form = ModeFilterForm(request.GET)
+    ranked, unranked = stats.ranking(min_games=RANKING_MIN_GAMES, mode=form.mode)
+    context = {
+        "ranked": ranked,
+        "unranked": unranked,
+        "min_games": RANKING_MIN_GAMES,
+        "mode_form": form,
+        "mode": form.mode,
+    }
     return render(request, "scorecards/ranking.html", context)

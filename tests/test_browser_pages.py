@@ -44,6 +44,18 @@ def world():
     fill(done)
     services.scorecard_finalize(scorecard_id=done.pk, author=done.organizer)
     finalized_games([ana, ben], 6)
+    digital = services.scorecard_create(organizer=organizer, players=[ana, ben], mode="digital")
+    digital = services.turn_roll(
+        scorecard_id=digital.pk, author=ana, version=digital.version, shown="", keep=[]
+    )
+    # Two dice held, the others rolled again: the dice and the free boxes show.
+    services.turn_roll(
+        scorecard_id=digital.pk,
+        author=ana,
+        version=digital.version,
+        shown=digital.turn_rolls[-1][0],
+        keep=["1", "2"],
+    )
     return {
         "organizer": organizer,
         "ana": ana,
@@ -51,7 +63,27 @@ def world():
         "playing": playing,
         "seat": seat,
         "done": done,
+        "digital": digital,
+        "digital_done": play_through(organizer, [ana, ben]),
     }
+
+
+def play_through(organizer, players):
+    """A whole digital game, every turn one roll and its first free box: finalized."""
+    from scorecards import rules
+
+    card = services.scorecard_create(organizer=organizer, players=players, mode="digital")
+    while not card.is_finalized:
+        card = services.turn_roll(
+            scorecard_id=card.pk, author=organizer, version=card.version, shown="", keep=[]
+        )
+        seat = card.seats.order_by("order")[rules.turn(s.filled for s in card.seats.all())[1]]
+        faces = [int(face) for face in card.turn_rolls[-1][0]]
+        box = next(iter(rules.choices(faces, seat.scores)))
+        card = services.turn_score(
+            scorecard_id=card.pk, author=organizer, version=card.version, box=box
+        )
+    return card
 
 
 def pages(world):
@@ -74,6 +106,11 @@ def pages(world):
             f"{card}finalizar/",
             f"{card}descartar/",
             f"/tarjetas/{world['done'].pk}/",
+            "/tarjetas/nueva/?modo=digital",
+            f"/tarjetas/nueva/orden/?p={ana.pk}&p={world['ben'].pk}&modo=digital",
+            f"/tarjetas/nueva/orden/?p={ana.pk}&p={world['ben'].pk}&modo=digital&s=12,12&s=20,9",
+            f"/tarjetas/{world['digital'].pk}/",
+            f"/tarjetas/{world['digital_done'].pk}/",
             "/historial/",
             "/historial/?desde=2026-13-01",
             f"/jugadores/{ana.pk}/",
@@ -88,12 +125,16 @@ def pages(world):
         # Error pages too: a card that does not exist, a box only the organizer may write.
         "ana": [
             card,
+            f"/tarjetas/{world['digital'].pk}/",
+            f"/tarjetas/{world['digital_done'].pk}/",
             f"/tarjetas/{world['done'].pk}/",
             "/historial/",
             f"/jugadores/{ana.pk}/",
             ("/tarjetas/999999/", 404),
             (f"{card}casilla/{seat.pk}/ones/", 403),
         ],
+        # Watching a digital turn: the dice, read-only.
+        "ben": [f"/tarjetas/{world['digital'].pk}/"],
     }
 
 
