@@ -74,9 +74,8 @@ def box_label(box: str) -> str:
 
 def problem_text(problem) -> str:
     """A rules.Problem in words, in the active language."""
-    bonuses = ngettext(
-        "%(count)s bonus de Yahtzee", "%(count)s bonus de Yahtzee", problem.bonuses
-    ) % {"count": problem.bonuses}
+    # Whole sentences per count: English agrees «there is 1 bonus» / «there are 2 bonuses».
+    count = problem.bonuses
     match problem.kind:
         case "impossible_score":
             return gettext("%(box)s: %(value)s no es una puntuación posible.") % {
@@ -86,13 +85,19 @@ def problem_text(problem) -> str:
         case "negative_bonuses":
             return gettext("El número de bonus de Yahtzee no puede ser negativo.")
         case "bonus_without_yahtzee":
-            return gettext("Yahtzee: hay %(bonuses)s, pero la casilla Yahtzee no tiene 50.") % {
-                "bonuses": bonuses
-            }
+            return ngettext(
+                "Yahtzee: hay %(count)s bonus de Yahtzee, pero la casilla Yahtzee no tiene 50.",
+                "Yahtzee: hay %(count)s bonus de Yahtzee, pero la casilla Yahtzee no tiene 50.",
+                count,
+            ) % {"count": count}
         case "too_many_bonuses":
-            return gettext(
-                "Hay %(bonuses)s; como mucho puede haber %(max)s, uno por cada otra casilla."
-            ) % {"bonuses": bonuses, "max": problem.capacity}
+            return ngettext(
+                "Hay %(count)s bonus de Yahtzee; como mucho puede haber %(max)s, "
+                "uno por cada otra casilla.",
+                "Hay %(count)s bonus de Yahtzee; como mucho puede haber %(max)s, "
+                "uno por cada otra casilla.",
+                count,
+            ) % {"count": count, "max": problem.capacity}
         case _kind:
             if problem.capacity == 0:
                 capacity = gettext("ninguna casilla anotada admite un comodín")
@@ -102,10 +107,11 @@ def problem_text(problem) -> str:
                     "solo %(count)s casillas anotadas admiten un comodín",
                     problem.capacity,
                 ) % {"count": problem.capacity}
-            return gettext("Hay %(bonuses)s, pero %(capacity)s.") % {
-                "bonuses": bonuses,
-                "capacity": capacity,
-            }
+            return ngettext(
+                "Hay %(count)s bonus de Yahtzee, pero %(capacity)s.",
+                "Hay %(count)s bonus de Yahtzee, pero %(capacity)s.",
+                count,
+            ) % {"count": count, "capacity": capacity}
 
 
 def names_list(names) -> str:

@@ -9,6 +9,7 @@ from datetime import datetime
 
 import pytest
 from django.db import IntegrityError, transaction
+from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
@@ -53,9 +54,7 @@ def scripted(settings):
 
 
 def digital_card(organizer, players):
-    return services.scorecard_create(
-        organizer=organizer, players=players, mode=Scorecard.DIGITAL
-    )
+    return services.scorecard_create(organizer=organizer, players=players, mode=Scorecard.DIGITAL)
 
 
 @pytest.fixture
@@ -124,6 +123,14 @@ def refused(call, status, message):
     assert caught.value.status == status
     assert message in caught.value.message
     return caught.value
+
+
+def free_boxes(card):
+    """The boxes the turn's seat may take with its last roll."""
+    current = now(card)
+    seats = list(current.seats.order_by("order"))
+    seat = seats[rules.turn(s.filled for s in seats)[1]]
+    return rules.choices(map(int, current.turn_rolls[-1][0]), seat.scores)
 
 
 def latest_change(card) -> Change:
@@ -199,14 +206,6 @@ def test_a_seeded_source_rolls_new_dice_every_turn(settings, digital, organizer)
     assert first != second
 
 
-def free_boxes(card):
-    """The boxes the turn's seat may take with its last roll."""
-    current = now(card)
-    seats = list(current.seats.order_by("order"))
-    seat = seats[rules.turn(s.filled for s in seats)[1]]
-    return rules.choices(map(int, current.turn_rolls[-1][0]), seat.scores)
-
-
 # Kept dice never change, and every roll is stored as it was rolled
 
 
@@ -258,14 +257,14 @@ def test_kept_dice_never_change_and_the_rolls_are_stored_as_rolled(
         assert Roll.objects.filter(scorecard=card).count() == sum(
             change.rolls.count() for change in Change.objects.filter(scorecard=card)
         )
-    assert sum(fresh.values()) > 1_000
+    assert sum(fresh.values()) > 500  # about 100 a face
     assert chi_square(fresh) < CRITICAL
 
 
 def test_kept_positions_may_come_in_any_order_and_twice(scripted, digital, ana):
-    queue("31456", "22")
+    queue("31456", "2")
     roll(digital, ana)
-    assert roll(digital, ana, ["4", "1", "4", "5", "3"]).turn_rolls[-1][:2] == ["32426", "1345"]
+    assert roll(digital, ana, ["4", "1", "4", "5", "3"]).turn_rolls[-1][:2] == ["32456", "1345"]
 
 
 def test_a_kept_position_with_spaces_around_it_is_that_position(scripted, digital, ana):
@@ -329,7 +328,7 @@ def test_a_first_roll_keeps_nothing(scripted, digital, ana, shown, keep):
     assert state(digital) == before
 
 
-@pytest.mark.parametrize("junk", ["0", "6", "a", "11", "", "١", "1.0", "-1", "\x00"])
+@pytest.mark.parametrize("junk", ["0", "6", "a", "11", "", "\u0661", "1.0", "-1", "\x00"])
 def test_a_junk_kept_position_is_refused(scripted, digital, ana, junk):
     queue("12345")
     roll(digital, ana)
@@ -350,15 +349,15 @@ def test_a_physical_card_is_not_rolled(scripted, card, ana):
 
 def test_another_player_waits_for_their_turn(scripted, digital, ana, ben):
     before = state(digital)
-    refused(lambda: roll(digital, ben), 409, "Ahora le toca a Ana: espera a tu turno.")
+    refused(lambda: roll(digital, ben), 409, "Ahora le toca a \u2068Ana\u2069: espera a tu turno.")
     queue("12345")
     roll(digital, ana)
     before = state(digital)
-    refused(lambda: roll(digital, ben, [1]), 409, "Ahora le toca a Ana")
-    refused(lambda: score(digital, ben, "chance"), 409, "Ahora le toca a Ana")
+    refused(lambda: roll(digital, ben, [1]), 409, "Ahora le toca a \u2068Ana\u2069")
+    refused(lambda: score(digital, ben, "chance"), 409, "Ahora le toca a \u2068Ana\u2069")
     assert state(digital) == before
     score(digital, ana, "chance")
-    refused(lambda: roll(digital, ana), 409, "Ahora le toca a Ben")
+    refused(lambda: roll(digital, ana), 409, "Ahora le toca a \u2068Ben\u2069")
 
 
 def test_a_stranger_is_told_the_card_does_not_exist(scripted, digital, ana, carla):
@@ -389,10 +388,10 @@ def test_staff_who_do_not_organize_the_card_see_it_but_do_not_play(scripted, dig
     client.force_login(staff)
     assert client.get(reverse("scorecard", args=[digital.pk])).status_code == 200
     before = state(digital)
-    refused(lambda: roll(digital, staff), 409, "Ahora le toca a Ana")
+    refused(lambda: roll(digital, staff), 409, "Ahora le toca a \u2068Ana\u2069")
     queue("12345")
     roll(digital, digital.organizer)
-    refused(lambda: score(digital, staff, "chance"), 409, "Ahora le toca a Ana")
+    refused(lambda: score(digital, staff, "chance"), 409, "Ahora le toca a \u2068Ana\u2069")
     assert state(digital)["changes"] == before["changes"]
 
 
@@ -569,7 +568,7 @@ def test_a_filled_box_is_refused(scripted, digital, ana, ben):
     refused(
         lambda: score(digital, ana, "large_straight"),
         409,
-        "Escalera larga ya está anotada: elige una casilla libre.",
+        "Escalera grande ya está anotada: elige una casilla libre.",
     )
     assert state(digital) == before
 
@@ -580,7 +579,7 @@ def test_a_box_before_rolling_is_refused(digital, ana):
     assert state(digital) == before
 
 
-@pytest.mark.parametrize("box", ["bogus", "", None, BONUS, "Chance", " chance", "١"])
+@pytest.mark.parametrize("box", ["bogus", "", None, BONUS, "Chance", " chance", "\u0661"])
 def test_an_unknown_box_is_refused(scripted, digital, ana, box):
     queue("12345")
     roll(digital, ana)
@@ -739,11 +738,16 @@ def test_a_digital_card_whose_boxes_are_all_written_is_not_finalized_by_hand(
     its last box."""
     for player in (ana, ben):
         Seat.objects.filter(pk=seat_of(digital, player).pk).update(**full_card())
+    before = state(digital)
     refused(
         lambda: services.scorecard_finalize(scorecard_id=digital.pk, author=organizer),
         409,
         "se finaliza sola",
     )
+    # Nor played: no box is left for a turn.
+    refused(lambda: roll(digital, organizer), 409, "Todas las casillas están anotadas.")
+    refused(lambda: score(digital, organizer, "chance"), 409, "Todas las casillas están anotadas.")
+    assert state(digital) == before
     assert not now(digital).is_finalized
 
 
@@ -832,13 +836,15 @@ def test_a_watcher_polls_the_dice_as_a_patch(scripted, client, digital, ana, ben
     client.force_login(ben)
     queue("31456")
     roll(digital, ana)
-    response = client.get(reverse("scorecard_live", args=[digital.pk]), {"version": 0}, headers=HTMX)
+    response = client.get(
+        reverse("scorecard_live", args=[digital.pk]), {"version": 0}, headers=HTMX
+    )
     assert response.status_code == 200
     assert response["HX-Reswap"] == "none"
     assert '<table class="sheet"' not in response.text
     turn = turn_section(response.text)
     assert "Turno de <bdi>Ana</bdi>" in turn
-    assert [m for m in re.findall(r'aria-label="(Dado \d: \d)"', turn)] == [
+    assert re.findall(r'aria-label="(Dado \d: \d)"', turn) == [
         f"Dado {p}: {f}" for p, f in enumerate("31456", start=1)
     ]
     # Ben watches: no «Tirar» and no boxes to choose.
@@ -853,16 +859,21 @@ def test_a_watcher_polls_the_dice_as_a_patch(scripted, client, digital, ana, ben
     assert "Aún no ha tirado." in text_of(turn_section(patch))
 
 
-def test_the_player_chooses_among_the_free_boxes(scripted, ana_client, digital):
+def test_the_player_chooses_among_the_free_boxes(scripted, ana_client, digital, ana):
     queue("66655")
     turn = turn_section(roll_view(ana_client, digital).text)
-    offered = dict(re.findall(r'value="(\w+)" required> <span class="choice-box">[^<]*</span> '
-                              r'<strong class="choice-score">(\d+)</strong>', turn))
+    offered = dict(
+        re.findall(
+            r'value="(\w+)" required> <span class="choice-box">[^<]*</span> '
+            r'<strong class="choice-score">(\d+)</strong>',
+            turn,
+        )
+    )
     assert offered == {c.value: str(rules.score([6, 6, 6, 5, 5], c)) for c in Category}
     response = score_view(ana_client, digital, "full_house")
     assert response.status_code == 200
     assert response["HX-Reswap"] == "none"
-    assert seat_of(digital, digital.seats.get(order=0).player).full_house == 25
+    assert seat_of(digital, ana).full_house == 25
 
 
 def test_a_roll_without_htmx_goes_back_to_the_card(scripted, ana_client, digital):
@@ -953,29 +964,35 @@ def test_the_last_box_sends_the_page_to_the_finished_card(scripted, client, digi
     assert now(other).is_finalized
 
 
+# Measured: 8, 7 and 12 queries on SQLite (the session, the user, the card locked, its
+# seats, the version moved, what the patch shows), with a little room.
+ROLL_QUERIES = 10
+POLL_QUERIES = 9
+SCORE_QUERIES = 14
+
+
 def test_the_roll_and_its_poll_stay_within_a_query_budget(
-    scripted, client, ana_client, digital, ben, django_assert_max_num_queries
+    scripted, ana_client, digital, ana, ben, django_assert_max_num_queries
 ):
     queue("12345", "6", "6")
     roll_view(ana_client, digital)
+    url = reverse("roll", args=[digital.pk])
+    data = {"version": 1, "dados": "12345", "guardar": ["1", "2", "3", "4"]}
     with django_assert_max_num_queries(ROLL_QUERIES):
-        response = roll_view(ana_client, digital, [1, 2, 3, 4])
+        response = ana_client.post(url, data, headers=HTMX)
     assert response["HX-Reswap"] == "none"
-    watcher = client.__class__()
+    watcher = Client()
     watcher.force_login(ben)
+    url = reverse("scorecard_live", args=[digital.pk])
     with django_assert_max_num_queries(POLL_QUERIES):
-        response = watcher.get(
-            reverse("scorecard_live", args=[digital.pk]), {"version": 1}, headers=HTMX
-        )
+        response = watcher.get(url, {"version": 1}, headers=HTMX)
     assert response["HX-Reswap"] == "none"
+    assert 'aria-label="Dado 5: 6"' in response.text
+    url = reverse("score", args=[digital.pk])
     with django_assert_max_num_queries(SCORE_QUERIES):
-        response = score_view(ana_client, digital, "chance")
+        response = ana_client.post(url, {"version": 2, "casilla": "chance"}, headers=HTMX)
     assert response["HX-Reswap"] == "none"
-
-
-ROLL_QUERIES = 99
-POLL_QUERIES = 99
-SCORE_QUERIES = 99
+    assert seat_of(digital, ana).chance == 16
 
 
 # Discarding a game in progress

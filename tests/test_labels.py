@@ -168,6 +168,19 @@ def test_problems_are_worded_in_english():
     )
 
 
+@pytest.mark.usefixtures("english")
+def test_english_agrees_with_the_number_of_bonuses():
+    assert texts({"yahtzee": 0, "full_house": 25, "large_straight": 40}, 2) == [
+        "Yahtzee: there are 2 Yahtzee bonuses, but the Yahtzee box does not hold 50."
+    ]
+    assert texts({"yahtzee": 50}, 1) == [
+        "There is 1 Yahtzee bonus, but no filled box can hold a joker."
+    ]
+    assert problem_text(Problem("too_many_bonuses", bonuses=1, capacity=0)) == (
+        "There is 1 Yahtzee bonus; there can be at most 0, one for each other box."
+    )
+
+
 @pytest.mark.parametrize("language", ["es", "en"])
 def test_every_kind_of_problem_has_words(language):
     problems = [

@@ -11,7 +11,9 @@ from django.test import Client
 from django.urls import NoReverseMatch, URLPattern, URLResolver, get_resolver, reverse
 
 from scorecards import services
-from scorecards.models import Seat
+from scorecards.models import Change, Roll, Scorecard, Seat
+from scorecards.urls import card as card_urls
+from tests.dice import Scripted
 from tests.factories import UserFactory, fill, make_scorecard
 
 pytestmark = pytest.mark.django_db
@@ -19,6 +21,8 @@ pytestmark = pytest.mark.django_db
 ROLES = ["anonymous", "stranger", "player", "organizer", "staff"]
 STATES = ["in_progress", "finalized"]
 LOGIN = "login"  # a redirect to the log-in page
+# What a 409 says, when a refusal has one reason only: an expectation may be (409, words).
+FINALIZED = "Esta tarjeta ya está finalizada"
 
 
 def _names(patterns, namespace=""):
@@ -51,6 +55,21 @@ def card_edit(ok, finalized=409):
         return ok if role in ("organizer", "staff") else 403
 
     return expect
+
+
+def card_turn(role, state):
+    """Rolling or scoring on the matrix's card, a physical one: refused to everyone who sees
+    it, since the app rolls no physical dice (and a finalized card changes for nobody)."""
+    if role in ("anonymous", "stranger"):
+        return {"anonymous": LOGIN, "stranger": 404}[role]
+    if state == "finalized":
+        return 409, FINALIZED
+    return 409, "Esta tarjeta es de dados físicos"
+
+
+def split(expected):
+    """(status, words the answer must say or None) of an expectation."""
+    return expected if isinstance(expected, tuple) else (expected, None)
 
 
 # (url name, method) → expectation; requests carry HX-Request, as the app's own forms do.
@@ -91,6 +110,10 @@ EXPECTED = {
     ("finalize", "POST"): card_edit(400),
     ("discard", "GET"): card_edit(200),
     ("discard", "POST"): card_edit(302),
+    ("roll", "GET"): everyone(405),
+    ("roll", "POST"): card_turn,
+    ("score", "GET"): everyone(405),
+    ("score", "POST"): card_turn,
     ("history", "GET"): everyone(200),
     ("history", "POST"): everyone(405),
     ("history_csv", "GET"): everyone(200),
@@ -107,6 +130,9 @@ DATA = {
     "box": {"value": "1", "was": ""},
     "joker": {"face": "2", "box": "twos"},
     "undo": {"version": "1"},  # the card in progress, after its one write
+    # What a digital card's turn form sends, with the same version.
+    "roll": {"version": "1", "dados": ""},
+    "score": {"version": "1", "casilla": "chance"},
     "login": {"username": "nadie", "password": "x"},
     "profile": {"display_name": ""},
 }
@@ -151,6 +177,8 @@ def url_for(name, card, player):
         "undo": {"pk": card.pk},
         "finalize": {"pk": card.pk},
         "discard": {"pk": card.pk},
+        "roll": {"pk": card.pk},
+        "score": {"pk": card.pk},
         "player": {"pk": player.pk},
     }.get(name, {})
     return reverse(name, kwargs=kwargs)
@@ -163,6 +191,7 @@ def snapshot():
         "scorecards_scorecard",
         "scorecards_seat",
         "scorecards_change",
+        "scorecards_roll",
     ]
     with connection.cursor() as cursor:
         rows = {}
@@ -199,7 +228,14 @@ def test_the_permission_matrix(world, name, method, role, state):
     before = snapshot()
     send = client.get if method == "GET" else client.post
     response = send(url, DATA.get(name, {}), headers={"HX-Request": "true"})
-    expected = EXPECTED[name, method](role, state)
+    status = check(response, EXPECTED[name, method](role, state))
+    if method == "GET" or status >= 400:
+        assert snapshot() == before
+
+
+def check(response, expected) -> int:
+    """Assert the answer is the one expected; its status (a redirect's, to htmx, 302)."""
+    expected, words = split(expected)
     # To htmx a redirect is one the browser follows with the whole page (HX-Redirect).
     status, location = response.status_code, response.get("Location")
     if "HX-Redirect" in response:
@@ -209,8 +245,9 @@ def test_the_permission_matrix(world, name, method, role, state):
         assert location.startswith(reverse("login"))
     else:
         assert status == expected, (response.status_code, response.content[:300])
-    if method == "GET" or status >= 400:
-        assert snapshot() == before
+    if words is not None:
+        assert words in response.text, response.content[:300]
+    return status
 
 
 def test_admin_urls_answer_only_staff(world):
@@ -272,3 +309,171 @@ def test_csrf_is_enforced_on_every_post(world):
             # … marked, so that the card's script says so rather than «No tienes permiso»
             assert response["X-Dados-Refusal"] == "expired", name
         assert snapshot() == before, name
+
+
+# A digital game: the server rolls, the player whose turn it is (or the organizer) scores.
+
+DIGITAL_ROLES = ["anonymous", "stranger", "turn", "waiting", "organizer", "staff"]
+BY_HAND = "no se anota a mano"
+
+
+def digital_write(ok):
+    """A write by hand (or its form, GET) on a digital card: only organizer and staff get as
+    far as the card's mode, which refuses the write (409); players are refused first, as
+    on any card (403)."""
+
+    def expect(role, state):
+        if role in ("anonymous", "stranger"):
+            return {"anonymous": LOGIN, "stranger": 404}[role]
+        if state == "finalized":
+            return 409, FINALIZED
+        return ok if role in ("organizer", "staff") else 403
+
+    return expect
+
+
+def digital_turn(role, state):
+    """Rolling or scoring: the player whose turn it is and the organizer; everyone else who
+    sees the card is told whose turn it is."""
+    if role in ("anonymous", "stranger"):
+        return {"anonymous": LOGIN, "stranger": 404}[role]
+    if state == "finalized":
+        return 409, FINALIZED
+    if role in ("turn", "organizer"):
+        return 200  # a patch: the page showed the version before the roll
+    return 409, "Ahora le toca a \u2068Ben\u2069: espera a tu turno."
+
+
+DIGITAL = {
+    ("scorecard", "GET"): card_view,
+    ("scorecard_live", "GET"): card_view,
+    ("scorecard_json", "GET"): card_view,
+    # The pickers and the finalize confirmation are not offered on a digital card's page;
+    # asked for anyway, they answer, and what they would send is refused.
+    ("box", "GET"): digital_write(200),
+    ("box", "POST"): digital_write((409, BY_HAND)),
+    ("joker", "GET"): digital_write(200),
+    ("joker", "POST"): digital_write((409, BY_HAND)),
+    ("undo", "POST"): digital_write((409, BY_HAND)),
+    ("finalize", "GET"): digital_write(200),
+    ("finalize", "POST"): digital_write((409, "se finaliza sola con la última casilla")),
+    ("discard", "GET"): digital_write(200),
+    ("discard", "POST"): digital_write(302),
+    ("roll", "POST"): digital_turn,
+    ("score", "POST"): digital_turn,
+}
+
+
+def turn_roll(card, author, keep=()):
+    """Roll for the turn in progress, as its page would ask."""
+    card.refresh_from_db()
+    return services.turn_roll(
+        scorecard_id=card.pk,
+        author=author,
+        version=str(card.version),
+        shown=card.turn_rolls[-1][0] if card.turn_rolls else "",
+        keep=[str(position) for position in keep],
+    )
+
+
+def turn_score(card, author, box):
+    card.refresh_from_db()
+    return services.turn_score(
+        scorecard_id=card.pk, author=author, version=str(card.version), box=box
+    )
+
+
+@pytest.fixture
+def digital(settings):
+    """Two digital cards organized by Olga for Ana and Ben, in that order: one in progress
+    (Ana has scored her first box, Ben has rolled once: it is Ben's turn), and one that
+    Ben's last box finalized."""
+    settings.DICE_SOURCE = "tests.dice.Scripted"
+    organizer = UserFactory(username="org", display_name="Olga")
+    ana = UserFactory(username="ana", display_name="Ana")
+    ben = UserFactory(username="ben", display_name="Ben")
+    users = {
+        "stranger": UserFactory(username="str"),
+        "turn": ben,
+        "waiting": ana,
+        "organizer": organizer,
+        "staff": UserFactory(username="stf", is_staff=True, is_superuser=True),
+    }
+    in_progress = services.scorecard_create(
+        organizer=organizer, players=[ana, ben], mode=Scorecard.DIGITAL
+    )
+    Scripted.faces[:] = [3, 3, 4, 5, 6, 1, 2, 3, 4, 5]
+    turn_roll(in_progress, ana)
+    turn_score(in_progress, ana, "chance")
+    turn_roll(in_progress, ben)  # 12345
+    finalized = services.scorecard_create(
+        organizer=organizer, players=[ana, ben], mode=Scorecard.DIGITAL
+    )
+    fill(finalized)
+    finalized.seats.filter(player=ben).update(chance=None)
+    Scripted.faces[:] = [2, 2, 3, 5, 6]
+    turn_roll(finalized, ben)
+    assert turn_score(finalized, ben, "chance").is_finalized
+    # What the requests roll: Ben keeps his first die and rolls four sixes.
+    Scripted.faces[:] = [6] * 5
+    cards = {
+        "in_progress": Scorecard.objects.get(pk=in_progress.pk),
+        "finalized": Scorecard.objects.get(pk=finalized.pk),
+    }
+    return users, cards
+
+
+def digital_data(name, card):
+    """What each form sends: the version the page showed, Ben's dice and box."""
+    version = str(card.version)
+    shown = card.turn_rolls[-1][0] if card.turn_rolls else ""
+    return {
+        "box": {"value": "1", "was": ""},
+        "joker": {"face": "2", "box": "twos"},
+        "undo": {"version": version},
+        "finalize": {"version": version},
+        "roll": {"version": version, "dados": shown, "guardar": ["1"]},
+        "score": {"version": version, "casilla": "chance"},
+    }.get(name, {})
+
+
+def test_every_card_url_has_a_digital_expectation():
+    names = {pattern.name for pattern in card_urls}
+    assert {name for name, _ in DIGITAL} == names
+
+
+@pytest.mark.parametrize("state", STATES)
+@pytest.mark.parametrize("role", DIGITAL_ROLES)
+@pytest.mark.parametrize(("name", "method"), sorted(DIGITAL))
+def test_the_digital_permission_matrix(digital, name, method, role, state):
+    users, cards = digital
+    card = cards[state]
+    client = Client()
+    if role != "anonymous":
+        client.force_login(users[role])
+    url = url_for(name, card, users["turn"])
+    before = snapshot()
+    send = client.get if method == "GET" else client.post
+    data = digital_data(name, card) if method == "POST" else {}
+    response = send(url, data, headers={"HX-Request": "true"})
+    status = check(response, DIGITAL[name, method](role, state))
+    if method == "GET" or status >= 400:
+        assert snapshot() == before
+    if name not in ("roll", "score") or status != 200:
+        return
+    # Played: the page gets a patch, and the card moved on by one version.
+    assert response["HX-Reswap"] == "none"
+    ben = Seat.objects.get(scorecard=card, player=users["turn"])
+    played = Scorecard.objects.get(pk=card.pk)
+    assert played.version == card.version + 1
+    if name == "roll":
+        assert [faces for faces, _kept, _at in played.turn_rolls] == ["12345", "16666"]
+        assert played.turn_rolls[-1][1] == "1"
+        return
+    assert played.turn_rolls == []
+    assert ben.chance == 15
+    change = Change.objects.get(scorecard=card, version=played.version)
+    assert change.author == users[role]
+    assert list(Roll.objects.filter(change=change).values_list("seat", "dice")) == [
+        (ben.pk, "12345")
+    ]
