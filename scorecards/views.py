@@ -309,55 +309,57 @@ def _ids(raw_values) -> list[int]:
 @cache_control(private=True, no_cache=True)
 def scorecard_order(request):
     """Set the seating order, and optionally «¿Quién empieza?», before creating the card."""
-    User = get_user_model()
-    ids = _ids(request.GET.getlist("p"))
     mode = _mode(request.GET.get("modo"))
-    found = User.objects.filter(is_active=True).in_bulk(ids)
+    players = _seated(request, mode)
+    if not isinstance(players, list):
+        return players  # back to choosing them, with why
+    if mode == Scorecard.DIGITAL and "tirar" in request.GET and len(players) > 1:
+        # The app's dice decide who starts: rolled once, then carried in the address
+        # like sums typed in, so reloading the page does not roll again.
+        rounds = WhoStartsForm.roll(len(players), dice.source())
+        query = _query([p.pk for p in players], mode) + "".join(f"&s={r}" for r in rounds)
+        return redirect(reverse("scorecard_order") + "?" + query)
+    who = WhoStartsForm(request.GET, players)
+    players = who.seating
+    context = {
+        "moves": _moves(players, mode),
+        "players": players,
+        "ids": [p.pk for p in players],
+        "mode": mode,
+        "digital": mode == Scorecard.DIGITAL,
+        "rounds": who.rounds,
+        "results": who.results,
+        "starter": players[0] if who.starter is not None else None,
+        "tied": who.tied,
+        "sums": who.sums,
+        "error": who.error,
+        # One card per rendering of this page, however often «Crear tarjeta» is sent.
+        "token": uuid.uuid4(),
+    }
+    return render(request, "scorecards/order.html", context)
+
+
+def _seated(request, mode):
+    """The active players the order page was sent, in order; or, when they cannot make
+    a card, a redirect back to choosing them with a message saying why."""
+    ids = _ids(request.GET.getlist("p"))
+    found = get_user_model().objects.filter(is_active=True).in_bulk(ids)
     players = [found[i] for i in ids if i in found]
+    back = reverse("scorecard_new")
     if resting := [p for p in players if not p.plays]:
         messages.error(request, _not_playing(resting))
-        ids = [p.pk for p in players if p.plays]
-        query = _query(ids, mode).lstrip("&")
-        return redirect(reverse("scorecard_new") + ("?" + query if query else ""))
+        query = _query([p.pk for p in players if p.plays], mode).lstrip("&")
+        return redirect(back + ("?" + query if query else ""))
     if not players:
         messages.error(request, _("Elige al menos un jugador."))
-        return redirect(
-            reverse("scorecard_new") + ("?modo=digital" if mode == Scorecard.DIGITAL else "")
-        )
+        return redirect(back + ("?modo=digital" if mode == Scorecard.DIGITAL else ""))
     if len(players) > services.MAX_PLAYERS:
         messages.error(
             request,
             _("Como mucho %(max)s jugadores por tarjeta.") % {"max": services.MAX_PLAYERS},
         )
-        return redirect(reverse("scorecard_new") + "?" + _query(ids, mode))
-    if mode == Scorecard.DIGITAL and "tirar" in request.GET and len(players) > 1:
-        # The app's dice decide who starts: rolled once, then carried in the address
-        # like sums typed in, so reloading the page does not roll again.
-        rounds = WhoStartsForm.roll(len(players), dice.source())
-        query = _query(ids, mode) + "".join(f"&s={r}" for r in rounds)
-        return redirect(reverse("scorecard_order") + "?" + query)
-    who = WhoStartsForm(request.GET, players)
-    players = who.seating
-    ids = [p.pk for p in players]
-    return render(
-        request,
-        "scorecards/order.html",
-        {
-            "moves": _moves(players, mode),
-            "players": players,
-            "ids": ids,
-            "mode": mode,
-            "digital": mode == Scorecard.DIGITAL,
-            "rounds": who.rounds,
-            "results": who.results,
-            "starter": players[0] if who.starter is not None else None,
-            "tied": who.tied,
-            "sums": who.sums,
-            "error": who.error,
-            # One card per rendering of this page, however often «Crear tarjeta» is sent.
-            "token": uuid.uuid4(),
-        },
-    )
+        return redirect(back + "?" + _query(ids, mode))
+    return players
 
 
 def _mode(raw) -> str:
