@@ -15,10 +15,16 @@ class Scripted:
         return face
 
 
-class Seeded(random.Random):
-    """A deterministic source: the same seed, the same dice."""
+class Seeded:
+    """A deterministic source. The server makes a source for every roll: all of them draw
+    from one generator, which a test seeds (Seeded.reseed()) to get the same dice again."""
 
     SEED = 20261202
+    generator = random.Random(SEED)
 
-    def __init__(self):
-        super().__init__(self.SEED)
+    def randint(self, low, high):
+        return Seeded.generator.randint(low, high)
+
+    @classmethod
+    def reseed(cls):
+        cls.generator.seed(cls.SEED)

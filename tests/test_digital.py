@@ -27,21 +27,11 @@ HTMX = {"HX-Request": "true"}
 CRITICAL = 20.515
 
 
-class Stream:
-    """A seeded source that may be instantiated for every roll, as dice.source() does:
-    every instance draws from one shared generator. (tests.dice.Seeded, made anew for each
-    roll, starts over from its seed every time.)"""
-
-    generator = random.Random(Seeded.SEED)
-
-    def randint(self, low, high):
-        return Stream.generator.randint(low, high)
-
-
 @pytest.fixture
 def stream(settings):
-    settings.DICE_SOURCE = "tests.test_digital.Stream"
-    Stream.generator.seed(Seeded.SEED)
+    """Seeded dice: the same ones every run, new ones every roll."""
+    settings.DICE_SOURCE = "tests.dice.Seeded"
+    Seeded.reseed()
 
 
 @pytest.fixture
@@ -150,7 +140,7 @@ def text_of(html):
 
 
 def test_sixty_thousand_seeded_dice_are_uniform():
-    rng = Seeded()
+    rng = random.Random(Seeded.SEED)
     rolls = [dice.roll(rng=rng) for _ in range(12_000)]
     assert all(re.fullmatch(r"[1-6]{5}", faces) for faces in rolls)
     faces = Counter(int(face) for faces in rolls for face in faces)
@@ -165,7 +155,7 @@ def test_sixty_thousand_seeded_dice_are_uniform():
 
 def test_the_chi_square_sees_loaded_dice():
     """The statistic above can fail: one face in twelve turned into a six is caught."""
-    rng = Seeded()
+    rng = random.Random(Seeded.SEED)
     loaded = Counter()
     for _ in range(12_000):
         for face in dice.roll(rng=rng):
@@ -174,7 +164,7 @@ def test_the_chi_square_sees_loaded_dice():
 
 
 def test_a_roll_keeps_the_positions_kept():
-    rng = Seeded()
+    rng = random.Random(Seeded.SEED)
     for _ in range(200):
         previous = dice.roll(rng=rng)
         kept = {p for p in range(1, 6) if rng.random() < 0.5}
@@ -194,13 +184,7 @@ def test_the_default_source_rolls_new_dice_every_turn(settings, digital, organiz
     assert len(set(firsts)) >= 15, firsts
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="dice.source() makes a new tests.dice.Seeded for every roll, and each one starts "
-    "from the same seed: every roll of a game is the same five dice",
-)
-def test_a_seeded_source_rolls_new_dice_every_turn(settings, digital, organizer):
-    settings.DICE_SOURCE = "tests.dice.Seeded"
+def test_a_seeded_source_rolls_new_dice_every_turn(stream, digital, organizer):
     first = roll(digital, organizer).turn_rolls[0][0]
     second = roll(digital, organizer).turn_rolls[1][0]
     assert first != second
