@@ -73,11 +73,11 @@ def test_history_links_my_cards_in_progress_newest_first_in_local_time(ana_clien
     section = text[text.index("<h2>En juego</h2>") : text.index("Partidas finalizadas")]
     newest = (
         f'<li><a href="/tarjetas/{playing.pk}/">Tarjeta del 30/11/2026 08:00 · '
-        "<bdi>Ana</bdi> y <bdi>Carla</bdi></a></li>"
+        '<bdi>Ana</bdi> y <bdi>Carla</bdi></a> <span class="badge">presencial</span></li>'
     )
     oldest = (
         f'<li><a href="/tarjetas/{mine.pk}/">Tarjeta del 29/11/2026 21:05 · '
-        "<bdi>Ben</bdi> y <bdi>Carla</bdi></a></li>"
+        '<bdi>Ben</bdi> y <bdi>Carla</bdi></a> <span class="badge">presencial</span></li>'
     )
     assert section.index(newest) < section.index(oldest)
     assert f"/tarjetas/{not_mine.pk}/" not in section
@@ -108,7 +108,9 @@ def test_cards_in_progress_of_the_same_minute_are_told_apart_by_their_players(
         f'<a href="/tarjetas/{first.pk}/">Tarjeta del 30/11/2026 19:00 · '
         "<bdi>Ana</bdi> y <bdi>Ben</bdi></a>"
     )
-    assert f"<li>{newer}</li><li>{older}</li>" in text
+    # Each with its mode.
+    badge = ' <span class="badge">presencial</span>'
+    assert f"<li>{newer}{badge}</li><li>{older}{badge}</li>" in text
 
 
 def test_history_links_follow_a_rename_a_new_card_and_a_finalized_one(ana_client, ana, ben, carla):
