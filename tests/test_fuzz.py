@@ -30,8 +30,9 @@ from hypothesis import strategies as st
 
 from accounts.names import fold, hidden_characters
 from scorecards import rules, services
-from scorecards.models import BONUS, Change, Scorecard, Seat
+from scorecards.models import BONUS, Change, Roll, Scorecard, Seat
 from scorecards.rules import Category
+from tests.dice import Scripted
 from tests.factories import UserFactory, fill, make_scorecard
 
 pytestmark = pytest.mark.django_db
@@ -298,6 +299,7 @@ def snapshot():
         "scorecard": _rows(Scorecard),
         "seat": _rows(Seat),
         "change": _rows(Change),
+        "roll": _rows(Roll),
     }
 
 
@@ -421,11 +423,12 @@ def card_ids(world, user, among=None):
 
 
 def parse_score(raw):
-    """services.parse_value's contract: '' or missing is blank, else 1-4 ASCII digits."""
+    """services.parse_value's contract: '' or missing is blank, else 1-9 ASCII digits
+    (leading zeros too: «00003» is 3)."""
     if raw is None or raw == "":
         return None
     text = raw.strip()
-    if text.isascii() and text.isdigit() and len(text) <= 4:
+    if text.isascii() and text.isdigit() and len(text) <= 9:
         return int(text)
     raise ValueError(raw)
 
@@ -1021,6 +1024,483 @@ def test_a_request_replayed_with_a_logged_out_session_changes_nothing(world):
         assert response.status_code == 302
         assert response.url.startswith(reverse("login"))
         assert snapshot() == before
+
+
+# Digital play: the server rolls, the player whose turn it is (or the organizer) scores
+
+TURN_ACTORS = ["organizer", "player", "waiting", "stranger", "staff", "temporary", "anonymous"]
+# Those who may play Ana's turn come up more often, so that rolls and scores get accepted too.
+TURN_ACTOR = st.sampled_from(["organizer", "organizer", "player", "player", *TURN_ACTORS])
+# A turn request has more fields to get right: each is right more often than elsewhere.
+TURN_ENCODINGS = st.sampled_from(["multipart", "multipart", "multipart", "urlencoded", "json"])
+
+
+def usually(usual, unusual):
+    """Nearly always a sensible value; shrinks towards it."""
+    return weighted((6, usual), (1, unusual))
+
+
+# Five dice as the source rolls them; five of a kind often, for extra Yahtzees.
+FACES = mostly(
+    st.lists(st.integers(1, rules.FACES), min_size=5, max_size=5),
+    st.integers(1, rules.FACES).map(lambda face: [face] * 5),
+)
+
+
+def play_turn(card, author, box, faces):
+    """A whole turn through the services: one roll of faces, then box."""
+    Scripted.faces[:] = faces
+    card.refresh_from_db()
+    services.turn_roll(scorecard_id=card.pk, author=author, version=card.version, shown="", keep=[])
+    card.refresh_from_db()
+    return services.turn_score(scorecard_id=card.pk, author=author, version=card.version, box=box)
+
+
+@pytest.fixture
+def play(world, settings):
+    """The world with three digital cards of Olga's, Ben and Ana playing in that order:
+    D, in round 3, Ana's turn (her 50 in Yahtzee and a bonus make five of a kind an
+    extra Yahtzee); L, Ana's last box left; E, finalized by Ana's last box. Ben, on them
+    too, waits for his turn."""
+    settings.DICE_SOURCE = "tests.dice.Scripted"
+    olga, ana = world.actors["organizer"], world.actors["player"]
+    ben = User.objects.get(username="ben")
+    world.actors["waiting"] = ben
+    world.clients["waiting"] = Client()
+    world.clients["waiting"].force_login(ben)
+
+    def digital():
+        return services.scorecard_create(organizer=olga, players=[ben, ana], mode=Scorecard.DIGITAL)
+
+    d = digital()
+    d.seats.filter(player=ben).update(ones=3, twos=6)
+    d.seats.filter(player=ana).update(yahtzee=50, yahtzee_bonuses=1, threes=9)
+    play_turn(d, ben, "full_house", [6, 6, 5, 5, 5])
+    for name in ("L", "E"):
+        card = world.cards[name] = digital()
+        fill(card)
+        card.seats.filter(player=ana).update(chance=None)
+    play_turn(world.cards["E"], ana, "chance", [1, 3, 3, 5, 6])
+    world.cards["D"] = d
+    for name in world.cards:
+        world.cards[name] = Scorecard.objects.get(pk=world.cards[name].pk)
+    assert world.cards["E"].is_finalized
+    return world
+
+
+def turn_card(world, data):
+    """The card a turn request goes to, fresh from the database, or None, and its id as
+    the path says it: mostly a digital card in progress, else any card or id."""
+    playing = [str(world.cards[name].pk) for name in ("D", "D", "L")]
+    everything = path_ids([c.pk for c in world.cards.values()])
+    pk_text = data.draw(mostly(st.sampled_from(playing), everything), label="card")
+    card = world.card(url_int(pk_text))
+    return pk_text, card and Scorecard.objects.get(pk=card.pk)
+
+
+def rolled_before(world, data, card, times):
+    """Roll the turn in progress up to 3 times first (the organizer, keeping nothing)."""
+    if card is None or not card.is_digital or card.is_finalized:
+        return
+    for _ in range(data.draw(times, label="rolls before")):
+        Scripted.faces[:] = data.draw(FACES, label="dice before")
+        services.turn_roll(
+            scorecard_id=card.pk,
+            author=world.actors["organizer"],
+            version=card.version,
+            shown=shown_dice(card),
+            keep=[],
+        )
+        card.refresh_from_db()
+
+
+def shown_dice(card):
+    """The dice the card's page shows: the last roll of the turn, or none."""
+    return card.turn_rolls[-1][0] if card.turn_rolls else ""
+
+
+class TurnRefusal(Refusal):
+    """A refused turn request, with the status the refusal answers htmx with."""
+
+    def __init__(self, status, reason):
+        super().__init__(reason)
+        self.status = status
+
+
+def turn_outcome(world, user, card, version):
+    """Refuse as the turn's services do before reading the turn's own fields: who asks,
+    the card, then the version the page showed. Ana's turn on every digital card."""
+    if card is None or not visible(user, card):
+        raise TurnRefusal(404, "card")
+    if card.is_finalized:
+        raise TurnRefusal(409, "finalized")
+    if not card.is_digital:
+        raise TurnRefusal(409, "physical dice")
+    if user.pk not in (card.organizer_id, world.actors["player"].pk):
+        raise TurnRefusal(409, "not their turn")
+    text = "" if version is None else version.strip()
+    if not (text.isascii() and text.isdigit() and len(text) <= 9):
+        raise TurnRefusal(400, "no version")
+    if int(text) != card.version:
+        raise TurnRefusal(409, "stale version")
+
+
+def roll_outcome(world, user, card, version, shown, keep):
+    """The positions the roll keeps; TurnRefusal when it must be refused."""
+    turn_outcome(world, user, card, version)
+    kept = set()
+    for raw in keep:
+        text = raw.strip()
+        if not (len(text) == 1 and text in "12345"):
+            raise TurnRefusal(400, "malformed kept dice")
+        kept.add(int(text))
+    if len(card.turn_rolls) >= rules.ROLLS:
+        raise TurnRefusal(409, "fourth roll")
+    previous = shown_dice(card)
+    if (shown or "").strip() != previous or (kept and not previous):
+        raise TurnRefusal(409, "other dice")
+    if len(kept) == rules.DICE:
+        raise TurnRefusal(409, "all kept")
+    return kept
+
+
+def score_outcome(world, user, card, version, box):
+    """(box, score, with a Yahtzee bonus) the turn ends in; TurnRefusal when it must be
+    refused."""
+    turn_outcome(world, user, card, version)
+    if not card.turn_rolls:
+        raise TurnRefusal(409, "no roll yet")
+    if box not in {c.value for c in Category}:
+        raise TurnRefusal(400, "no box")
+    seat = card.seats.get(player=world.actors["player"])
+    faces = [int(face) for face in shown_dice(card)]
+    extra = len(set(faces)) == 1 and seat.yahtzee is not None
+    if extra:
+        # The forced joker order, at the joker's scores.
+        if Category(box) not in rules.joker_boxes(faces[0], seat.scores):
+            raise TurnRefusal(409, "joker order")
+        score = rules.joker_score(faces[0], Category(box))
+    else:
+        if getattr(seat, box) is not None:
+            raise TurnRefusal(409, "box used")
+        score = rules.score(faces, box)
+    bonus = (
+        extra
+        and seat.yahtzee == rules.YAHTZEE_SCORE
+        and seat.yahtzee_bonuses < rules.MAX_YAHTZEE_BONUSES
+    )
+    return box, score, bonus
+
+
+def check_turn_refusal(response, actor, refusal, *, htmx, resolves, card):
+    """A refused turn request: 404 to those who may not see the card, the card's sheet
+    with the message to htmx, back to the card with the message otherwise."""
+    assert refused(response)
+    if actor == "temporary":
+        assert (target(response) or "").startswith(reverse("password_change"))
+    elif not resolves:
+        assert response.status_code == 404
+    elif actor == "anonymous":
+        assert (target(response) or "").startswith(reverse("login"))
+    elif refusal.status == 404:
+        assert response.status_code == 404
+    elif htmx:
+        assert response.status_code == refusal.status
+        assert '<div id="sheet">' in response.text
+    else:
+        assert response.status_code == 302
+        assert response.url == reverse("scorecard", args=[card.pk])
+
+
+def kept_sent(data, previous):
+    """The «guardar» fields, one a die to keep: some of the dice shown (none before the
+    turn's first roll), or junk."""
+    position = mostly(
+        st.sampled_from("12345"),
+        st.one_of(st.sampled_from(["0", "6", " 1", "12", "\uff11", "٣"]), JUNK),
+    )
+    shown = st.lists(st.sampled_from("12345"), max_size=4, unique=True) if previous else st.just([])
+    return data.draw(
+        usually(
+            shown,
+            st.one_of(
+                st.none(),
+                st.lists(position, max_size=8),
+                st.permutations(list("12345")),  # all five: nothing left to roll
+            ),
+        ),
+        label="guardar",
+    )
+
+
+def version_sent(data, card):
+    """The version the page showed: the card's, mostly; an older or newer one, or junk."""
+    version = card.version if card else 0
+    return data.draw(
+        usually(
+            st.just(str(version)),
+            st.one_of(
+                st.sampled_from(
+                    [f" {version} ", f"0{version}", str(version - 1), str(version + 1)]
+                ),
+                sent(JUNK),
+            ),
+        ),
+        label="version",
+    )
+
+
+def getlist(value):
+    """What request.POST.getlist() returns for a field."""
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+@fuzz(150)
+@given(data=st.data())
+def test_rolls_survive_hostile_data(play, data):
+    world = play
+    with rolled_back():
+        actor = data.draw(TURN_ACTOR, label="actor")
+        user = world.actors[actor]
+        pk_text, card = turn_card(world, data)
+        rolled_before(world, data, card, usually(st.integers(0, 2), st.just(rules.ROLLS)))
+        previous = shown_dice(card) if card else ""
+        fields = {
+            "version": version_sent(data, card),
+            "dados": data.draw(
+                usually(st.just(previous), sent(st.sampled_from(["", "12345"]) | JUNK)),
+                label="dados",
+            ),
+            "guardar": kept_sent(data, previous),
+            **data.draw(extras("version", "dados", "guardar"), label="extra"),
+        }
+        Scripted.faces[:] = data.draw(FACES, label="dice")
+        rolled = list(Scripted.faces)
+        htmx = data.draw(st.booleans(), label="htmx")
+        encoding = data.draw(TURN_ENCODINGS, label="encoding")
+        got = form(fields, encoding)
+        try:
+            if user is None:
+                raise TurnRefusal(404, "anonymous")
+            kept = roll_outcome(
+                world,
+                user,
+                card,
+                last(got.get("version")),
+                last(got.get("dados")),
+                getlist(got.get("guardar")),
+            )
+            hypothesis.event("accepted")
+        except TurnRefusal as refusal:
+            hypothesis.event(f"refused: {refusal}")
+            kept = refusal
+        url = f"/tarjetas/{quote(pk_text, safe='')}/tirar/"
+        before = snapshot()
+        response = post(world.clients[actor], url, fields, htmx=htmx, encoding=encoding)
+        after = snapshot()
+
+        if isinstance(kept, TurnRefusal):
+            resolves = url_int(pk_text) is not None
+            check_turn_refusal(response, actor, kept, htmx=htmx, resolves=resolves, card=card)
+            assert after == before
+            return
+        assert not refused(response)
+        assert response.status_code == (200 if htmx else 302)
+        faces = "".join(
+            previous[p - 1] if p in kept else str(rolled.pop(0)) for p in range(1, rules.DICE + 1)
+        )
+        assert diff(before, after) == {
+            ("scorecard", card.pk, "version"),
+            ("scorecard", card.pk, "turn_rolls"),
+        }
+        now = after["scorecard"][card.pk]
+        assert now["version"] == card.version + 1
+        assert now["turn_rolls"][:-1] == card.turn_rolls
+        assert now["turn_rolls"][-1][:2] == [faces, "".join(str(p) for p in sorted(kept))]
+
+
+@fuzz(150)
+@given(data=st.data())
+def test_scores_survive_hostile_data(play, data):
+    world = play
+    with rolled_back():
+        actor = data.draw(TURN_ACTOR, label="actor")
+        user = world.actors[actor]
+        pk_text, card = turn_card(world, data)
+        # Mostly after a roll, so that there is something to score.
+        rolled_before(world, data, card, mostly(st.integers(1, rules.ROLLS), st.just(0)))
+        # Ana's seat on it, as it was before the request.
+        seat = card and card.seats.filter(player=world.actors["player"]).first()
+        free = [c.value for c in Category if seat and getattr(seat, c) is None]
+        free = free or [c.value for c in Category]
+        box = data.draw(
+            sent(
+                usually(
+                    st.sampled_from(free),
+                    # Boxes already used, the bonus line, near misses, junk.
+                    weighted(
+                        (2, st.sampled_from([*BOX_NAMES, "CHANCE", "chance ", "id", "version"])),
+                        (1, JUNK),
+                    ),
+                )
+            ),
+            label="casilla",
+        )
+        fields = {
+            "version": version_sent(data, card),
+            "casilla": box,
+            **data.draw(extras("version", "casilla"), label="extra"),
+        }
+        htmx = data.draw(st.booleans(), label="htmx")
+        encoding = data.draw(TURN_ENCODINGS, label="encoding")
+        got = form(fields, encoding)
+        try:
+            if user is None:
+                raise TurnRefusal(404, "anonymous")
+            outcome = score_outcome(
+                world, user, card, last(got.get("version")), last(got.get("casilla"))
+            )
+            last_box = " the last box" if world.card_name(card) == "L" else ""
+            hypothesis.event(f"accepted{last_box}{' with +100' if outcome[2] else ''}")
+        except TurnRefusal as refusal:
+            hypothesis.event(f"refused: {refusal}")
+            outcome = refusal
+        url = f"/tarjetas/{quote(pk_text, safe='')}/anotar/"
+        before = snapshot()
+        response = post(world.clients[actor], url, fields, htmx=htmx, encoding=encoding)
+        after = snapshot()
+
+        if isinstance(outcome, TurnRefusal):
+            resolves = url_int(pk_text) is not None
+            check_turn_refusal(response, actor, outcome, htmx=htmx, resolves=resolves, card=card)
+            assert after == before
+            return
+        assert not refused(response)
+        box, score, bonus = outcome
+        changes = diff(before, after)
+        [change] = added(changes, "change")
+        rolls = added(changes, "roll")
+        items = [[seat.pk, box, None, score]]
+        expected = {
+            ("scorecard", card.pk, "version"),
+            ("scorecard", card.pk, "turn_rolls"),
+            ("seat", seat.pk, box),
+            ("change", change, "+"),
+            *(("roll", pk, "+") for pk in rolls),
+        }
+        if bonus:
+            items.append([seat.pk, BONUS, seat.yahtzee_bonuses, seat.yahtzee_bonuses + 1])
+            expected.add(("seat", seat.pk, BONUS))
+        finished = after["scorecard"][card.pk]["finalized_at"] is not None
+        if finished:  # Ana's last box, the last of the game
+            assert world.card_name(card) == "L"
+            expected.add(("scorecard", card.pk, "finalized_at"))
+            expected |= {
+                ("seat", s.pk, field) for s in card.seats.all() for field in ("total", "place")
+            }
+            assert target(response) == reverse("scorecard", args=[card.pk])
+        else:
+            assert world.card_name(card) == "D"
+            assert response.status_code == (200 if htmx else 302)
+        assert changes == expected
+        now = after["scorecard"][card.pk]
+        assert now["turn_rolls"] == []
+        assert now["version"] == card.version + 1 + finished
+        row = after["change"][change]
+        assert row["items"] == items
+        assert row["author_id"] == user.pk
+        assert row["version"] == card.version + 1
+        assert row["kind"] == (
+            Change.Kind.JOKER
+            if len(set(shown_dice(card))) == 1 and seat.yahtzee is not None
+            else Change.Kind.BOX
+        )
+        assert [
+            (after["roll"][pk]["number"], after["roll"][pk]["dice"], after["roll"][pk]["kept"])
+            for pk in rolls
+        ] == [(n, dice, kept) for n, (dice, kept, _at) in enumerate(card.turn_rolls, start=1)]
+        assert {after["roll"][pk]["change_id"] for pk in rolls} == {change}
+        assert {after["roll"][pk]["seat_id"] for pk in rolls} == {seat.pk}
+
+
+def turn_request(card, path, **fields):
+    """A turn form as the card's page sends it, with the version the page shows."""
+    card.refresh_from_db()
+    fields = {"version": str(card.version), **fields}
+    return reverse(path, args=[card.pk]), fields
+
+
+@pytest.mark.parametrize("htmx", [True, False])
+def test_a_replayed_roll_is_refused(play, htmx):
+    d = play.cards["D"]
+    client = play.clients["player"]
+    url, fields = turn_request(d, "roll", dados="")
+    Scripted.faces[:] = [2, 4, 4, 1, 6]
+    assert not refused(post(client, url, fields, htmx=htmx))
+    before = snapshot()
+    Scripted.faces[:] = [5] * 5
+    response = post(client, url, fields, htmx=htmx)
+    assert refused(response)
+    assert response.status_code == (409 if htmx else 302)
+    assert snapshot() == before
+    # The second roll, keeping the fours, is also refused once replayed.
+    url, fields = turn_request(d, "roll", dados="24416", guardar=["2", "3"])
+    assert not refused(post(client, url, fields, htmx=htmx))
+    before = snapshot()
+    assert refused(post(client, url, fields, htmx=htmx))
+    assert snapshot() == before
+    # The fours kept, the other dice rolled once: fives.
+    assert [faces for faces, _, _ in Scorecard.objects.get(pk=d.pk).turn_rolls] == [
+        "24416",
+        "54455",
+    ]
+
+
+@pytest.mark.parametrize("replayer", ["player", "organizer"])
+def test_a_replayed_score_is_refused(play, replayer):
+    """Ana's turn ended: her «Anotar» again (from her phone, or the organizer's copy of the
+    same page) would score Ben's turn, or hers twice; nothing changes."""
+    d = play.cards["D"]
+    Scripted.faces[:] = [1, 2, 3, 4, 6]
+    url, fields = turn_request(d, "roll", dados="")
+    assert not refused(post(play.clients["player"], url, fields))
+    url, fields = turn_request(d, "score", casilla="small_straight")
+    assert not refused(post(play.clients["player"], url, fields, htmx=True))
+    assert d.seats.get(player=play.actors["player"]).small_straight == 30
+    before = snapshot()
+    response = post(play.clients[replayer], url, fields, htmx=True)
+    assert response.status_code == 409
+    assert snapshot() == before
+    # Ana is told it is Ben's turn now; the organizer, that the card moved on.
+    why = {"player": "Ahora le toca a", "organizer": "La tarjeta ha cambiado desde que la viste"}
+    assert why[replayer] in response.text
+
+
+def test_requests_replayed_after_the_game_ended_are_refused(play):
+    last_card = play.cards["L"]
+    client = play.clients["player"]
+    Scripted.faces[:] = [6, 6, 6, 5, 5]
+    roll = turn_request(last_card, "roll", dados="")
+    assert not refused(post(client, *roll))
+    score = turn_request(last_card, "score", casilla="chance")
+    response = post(client, *score, htmx=True)
+    assert not refused(response)
+    assert target(response) == reverse("scorecard", args=[last_card.pk])
+    last_card.refresh_from_db()
+    assert last_card.is_finalized
+    # Replayed verbatim, or as a page at the final version would send them: refused.
+    now = str(last_card.version)
+    replays = [roll, score]
+    replays += [(url, {**fields, "version": now}) for url, fields in replays]
+    for name in ("player", "organizer"):
+        for url, fields in replays:
+            before = snapshot()
+            response = post(play.clients[name], url, fields, htmx=True)
+            assert response.status_code == 409
+            assert "ya está finalizada" in response.text
+            assert snapshot() == before
 
 
 # Accounts
