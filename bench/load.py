@@ -7,13 +7,21 @@ schedule (`pacing`) it may, like every player's phone: poll the live card at the
 interval the page asks (`hx-trigger="every 3s"`), reload the whole card page once a
 minute, and every five minutes open «Historial», its statistics page or «Clasificación».
 The organizer's phone also writes a box every 5 s: the picker (GET), then one of the values
-it offers (POST), as htmx sends them. Two more users request the stock floors
-(bench/views.py) once a second each, for the ratios. Statistics start after the warm-up.
+it offers (POST), as htmx sends them.
+
+The last `digital_tables` tables play with the app's dice (DigitalPhone): the organizer's
+phone creates a digital card, and the phone whose turn it is plays it, a tap a second:
+«Tirar» up to three times, then «Anotar» (bench/pages.py's move); every phone polls at
+the digital card's interval (`every 2s`). When the last box ends the game, the organizer's
+phone creates the next card and the table moves to it. Their requests have names of their
+own: «roll», «score», «digital poll, …», «digital card page».
+
+Two more users request the stock floors (bench/views.py) once a second each, for the
+ratios. Statistics start after the warm-up.
 """
 
 import contextlib
 import gc
-import html
 import json
 import math
 import os
@@ -31,18 +39,18 @@ from locust.env import Environment
 from locust.log import setup_logging
 from requests.cookies import create_cookie
 
+from bench.pages import hidden, move, read_turn, tags
+
 WRITE_EVERY, RELOAD_EVERY, STATS_EVERY = 5, 60, 300  # seconds
 HX = {"HX-Request": "true"}
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 BOXES = {"ones", "twos", "threes", "fours", "fives", "sixes", "three_of_a_kind",
          "four_of_a_kind", "full_house", "small_straight", "large_straight", "yahtzee",
          "chance"}  # fmt: skip
-TAG = r"<{}\b([^>]*)>"
-ATTRIBUTE = re.compile(r'([\w:-]+)="([^"]*)"')
 CELL = re.compile(r'/casilla/(\d+)/(\w+)/"')
 
 CONFIG: dict = {}
-CARDS: dict[int, int] = {}  # table -> card pk, once its organizer created it
+CARDS: dict[int, int] = {}  # table -> its card's pk, once its organizer created it (the latest)
 CREATED: dict[int, Event] = {}
 SEATS: list = []  # (class name, table, seat, user, session), taken as users start
 LATE: list[float] = []  # how late each tick started after its slot, in seconds
@@ -71,20 +79,6 @@ def tick_started(user) -> None:
     LATE.append(time.monotonic() - (user.phase + user.slot))
 
 
-def tags(text: str, name: str) -> list[dict]:
-    """The attributes of every `name` tag in the HTML text."""
-    return [
-        {key: html.unescape(value) for key, value in ATTRIBUTE.findall(attributes)}
-        for attributes in re.findall(TAG.format(name), text or "")
-    ]
-
-
-def hidden(text: str) -> list[tuple[str, str]]:
-    return [
-        (i["name"], i.get("value", "")) for i in tags(text, "input") if i.get("type") == "hidden"
-    ]
-
-
 def log_in(client, session: str) -> None:
     host = urlsplit(CONFIG["base"]).hostname
     client.cookiejar.set_cookie(create_cookie(CONFIG["session_cookie"], session, domain=host))
@@ -100,7 +94,10 @@ class Phone(FastHttpUser):
     abstract = True
     wait_time = pacing(1)
     network_timeout = connection_timeout = 10.0
-    writes = False
+    creates = False  # this phone creates the table's card
+    writes = False  # and writes a box every WRITE_EVERY s (a game with physical dice)
+    digital = False  # a game with the app's dice (DigitalPhone)
+    over = None  # the card whose game this phone saw end, until it opens the next one
     slot = 0
 
     def on_start(self):
@@ -112,21 +109,27 @@ class Phone(FastHttpUser):
         self.offset = random.randrange(STATS_EVERY)
         self.poll_element, self.poll_every, self.inputs, self.csrf = {}, 3, {}, ""
         self.stats_pages = ["/historial/", f"/jugadores/{self.user_id}/", "/clasificacion/"]
-        if self.writes:
+        self.prefix = "digital " if self.digital else ""  # of its requests' names
+        if self.creates:
             self.create_card()
         if not CREATED[self.table].wait(60):
             raise RuntimeError(f"table {self.table} has no card")
-        self.page = f"/tarjetas/{CARDS[self.table]}/"
-        self.load_page()
+        self.open_card()
 
     def create_card(self):
-        players = "&".join(f"p={user}" for user in CONFIG["tables"][self.table]["users"])
-        order = self.client.get(f"/tarjetas/nueva/orden/?{players}", name="create card").text
+        players = [("p", user) for user in CONFIG["tables"][self.table]["users"]]
+        query = urlencode(players + ([("modo", "digital")] if self.digital else []))
+        order = self.client.get(f"/tarjetas/nueva/orden/?{query}", name="create card").text
         form = order[order.index('action="/tarjetas/crear/"') :]
         fields = urlencode(hidden(form[: form.index("</form>")]))
         answer = self.client.post("/tarjetas/crear/", data=fields, name="create card", headers=FORM)
         CARDS[self.table] = int(re.search(r"/tarjetas/(\d+)/", answer.url)[1])
         CREATED[self.table].set()
+
+    def open_card(self):
+        self.card = CARDS[self.table]
+        self.page = f"/tarjetas/{self.card}/"
+        self.load_page()
 
     def absorb(self, text: str) -> bool:
         """Keep what a page or an answer brings (inputs with an id, the CSRF token, the
@@ -148,8 +151,10 @@ class Phone(FastHttpUser):
         names = [s.strip() for s in element.get("hx-include", "").split(",") if s.strip()]
         return [self.inputs[name] for name in names if name in self.inputs]
 
-    def load_page(self):
-        with self.client.get(self.page, name="card page", catch_response=True) as r:
+    def load_page(self, name=None):
+        with self.client.get(
+            self.page, name=name or f"{self.prefix}card page", catch_response=True
+        ) as r:
             if not self.absorb(r.text) or not self.poll_element:
                 r.failure(f"{r.status_code}, no live card in the page")
             elif self.writes:  # row by row, as a game goes: round by round
@@ -160,26 +165,32 @@ class Phone(FastHttpUser):
     def tick_(self):
         tick_started(self)
         self.tick = self.slot + self.offset
-        if self.writes and self.tick % WRITE_EVERY == 0:
-            self.write()
-        if self.tick % RELOAD_EVERY == 0:
+        self.act()
+        if self.over is not None:  # a game over: the page stays as it is
+            pass
+        elif self.tick % RELOAD_EVERY == 0:
             self.load_page()
-        elif self.tick % self.poll_every == 0:
+        elif self.poll_element and self.tick % self.poll_every == 0:
             self.poll()
         if self.tick % STATS_EVERY == 0:
             page = self.stats_pages[self.tick // STATS_EVERY % 3]
             names = {"/historial/": "Historial", "/clasificacion/": "Clasificación"}
             self.client.get(page, name=names.get(page, "player statistics"))
 
+    def act(self):
+        if self.writes and self.tick % WRITE_EVERY == 0:
+            self.write()
+
     def poll(self):
         url, params = self.poll_element["hx-get"], self.included(self.poll_element)
         if params:
             url += ("&" if "?" in url else "?") + urlencode(params)
-        with self.client.get(url, headers=HX, name="poll", catch_response=True) as r:
+        poll = f"{self.prefix}poll"
+        with self.client.get(url, headers=HX, name=poll, catch_response=True) as r:
             if r.status_code == 204:
-                r.request_meta["name"] = "poll, unchanged (204)"
+                r.request_meta["name"] = f"{poll}, unchanged (204)"
             elif r.status_code == 200:
-                r.request_meta["name"] = "poll, changed (200)"
+                r.request_meta["name"] = f"{poll}, changed (200)"
                 if not self.absorb(r.text):
                     r.failure("no new version in the answer")
             else:
@@ -212,7 +223,82 @@ class Player(Phone):
 
 
 class Organizer(Phone):
-    writes = True
+    creates = writes = True
+
+
+class DigitalPhone(Phone):
+    """A phone at a table playing with the app's dice. The phone whose turn it is (its
+    column's heading says so) plays it, one tap a second: «Tirar» (the version and dice
+    its page shows, holding the most common face) up to three times, then «Anotar» in the
+    free box that scores most, as the turn's forms send them (bench/pages.py's move). Every
+    phone follows the card through its poll. When the last box ends the game (an
+    HX-Redirect to the card), the organizer's phone creates the next card and every phone
+    moves to it.
+
+    A refusal (409: another phone played first) is counted apart, under its own name; the
+    refusal's answer is the card's sheet as it is now, which the page shows and the phone
+    plays on from.
+    """
+
+    abstract = True
+    digital = True
+    turn = None  # bench.pages.Turn: what the latest answer showed
+
+    def absorb(self, text: str) -> bool:
+        versioned = super().absorb(text)
+        if (turn := read_turn(text)) is not None:
+            self.turn = turn
+            if turn.over:
+                self.over = self.card  # the page no longer polls
+        return versioned
+
+    def load_page(self, name=None):
+        with self.client.get(self.page, name=name or "digital card page", catch_response=True) as r:
+            if not self.absorb(r.text) or not ("sheet-poll" in r.text or self.over == self.card):
+                r.failure(f"{r.status_code}, no card in the page")
+
+    def act(self):
+        if self.over is not None:
+            if self.creates and CARDS[self.table] == self.over:
+                self.create_card()
+            if CARDS[self.table] != self.over:  # the table's next card
+                self.over = self.turn = None
+                self.open_card()
+        elif self.turn is not None and self.turn.seat == self.seat:
+            self.play()
+
+    def play(self):
+        if (action := move(self.turn)) is None:
+            return
+        kind, fields = action
+        url = f"{self.page}{'tirar' if kind == 'roll' else 'anotar'}/"
+        headers = {**HX, **FORM, "X-CSRFToken": self.csrf, "Referer": CONFIG["base"] + self.page}
+        ended = None
+        with self.client.post(
+            url, data=urlencode(fields), headers=headers, name=kind, catch_response=True
+        ) as r:
+            if r.status_code == 409:
+                r.request_meta["name"] = f"{kind}, refused (409)"
+                r.success()
+                if not self.absorb(r.text):
+                    r.failure("409 without the card's sheet")
+            elif r.status_code == 200 and (ended := r.headers.get("HX-Redirect")):
+                r.request_meta["name"] = f"{kind}, last box (game over)"
+            elif r.status_code != 200 or r.headers.get("X-Dados-Base") != self.turn.version:
+                r.failure(f"{r.status_code}, not a patch on the version played")
+                gevent.spawn(self.load_page)
+            elif not self.absorb(r.text):
+                r.failure("no new version in the answer")
+        if ended:  # htmx loads the finished card's whole page
+            self.load_page(name="digital card page, game over")
+
+
+class DigitalPlayer(DigitalPhone):
+    pass
+
+
+class DigitalOrganizer(DigitalPhone):
+    creates = True
 
 
 class Floor(FastHttpUser):
@@ -296,16 +382,20 @@ def percentile(values, share) -> float:
 def main(path: str) -> int:
     setup_logging("WARNING")
     CONFIG.update(json.loads(Path(path).read_text()))
+    first_digital = len(CONFIG["tables"]) - CONFIG.get("digital_tables", 0)
     for table, seats in enumerate(CONFIG["tables"]):
         CREATED[table] = Event()
+        digital = "Digital" if table >= first_digital else ""
         for seat, (user, session) in enumerate(zip(seats["users"], seats["sessions"], strict=True)):
-            SEATS.append(("Organizer" if seat == 0 else "Player", table, seat, user, session))
+            kind = f"{digital}{'Organizer' if seat == 0 else 'Player'}"
+            SEATS.append((kind, table, seat, user, session))
     SEATS.extend(("Floor", None, None, None, s) for s in CONFIG["floor_sessions"])
-    Organizer.fixed_count = len(CONFIG["tables"])
-    Player.fixed_count = sum(len(t["users"]) - 1 for t in CONFIG["tables"])
-    Floor.fixed_count = len(CONFIG["floor_sessions"])
-    users = Organizer.fixed_count + Player.fixed_count + Floor.fixed_count
-    env = Environment(user_classes=[Organizer, Player, Floor], host=CONFIG["base"], events=events)
+    classes = [Organizer, Player, DigitalOrganizer, DigitalPlayer, Floor]
+    for user_class in classes:
+        user_class.fixed_count = sum(s[0] == user_class.__name__ for s in SEATS)
+    classes = [c for c in classes if c.fixed_count]
+    users = sum(c.fixed_count for c in classes)
+    env = Environment(user_classes=classes, host=CONFIG["base"], events=events)
     runner = env.create_local_runner()
     runner.start(users, spawn_rate=users / CONFIG["spawn"])
     gevent.sleep(CONFIG["warmup"])

@@ -63,7 +63,9 @@ def read_turn(text: str) -> Turn | None:
         return None
     columns = tags(heads[1], "th")[1:]  # after the «Casilla» heading
     seat = next((i for i, th in enumerate(columns) if "turn" in th.get("class", "").split()), None)
-    shown = next((i.get("value", "") for i in tags(text, "input") if i.get("id") == "sheet-version"), "")
+    shown = next(
+        (i.get("value", "") for i in tags(text, "input") if i.get("id") == "sheet-version"), ""
+    )
     turn = Turn(seat=seat, shown=shown)
     section = SECTION.search(text) if seat is not None else None
     for form in FORM.findall(section[1] if section else ""):
@@ -97,7 +99,11 @@ def move(turn: Turn) -> tuple[str, list[tuple[str, str]]] | None:
     offered on a tie). None if this phone is offered neither."""
     if turn.roll and (not turn.dice or len(set(turn.dice)) > 1):
         held = keep(turn.dice) if turn.dice else []
-        return "roll", [("version", turn.version), ("dados", turn.dice), *(("guardar", p) for p in held)]
+        return "roll", [
+            ("version", turn.version),
+            ("dados", turn.dice),
+            *(("guardar", p) for p in held),
+        ]
     if turn.boxes:
         best = max(turn.boxes.values())
         box = next(b for b, points in turn.boxes.items() if points == best)

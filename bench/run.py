@@ -7,12 +7,13 @@
 For each database: 100 players and 10,000 finalized games (bench/seed.py; the SQLite file
 is cached in bench/.cache/, PostgreSQL is a throwaway server from scripts/with_postgres.py),
 a fresh copy for every run, the app under gunicorn with production settings on loopback,
-and bench/load.py's club night for N tables of 6 phones: a warm-up, then `--duration` s
-measured. A run whose generator fell behind is retried, not counted. Per request type, the
-median over `--runs` counted runs of p50, p95, p99 and req/s. The budget: for every N up to
-50, every request type's p95 is at most 100 ms and no request fails; N goes up the list
-until one misses. Then bench/phone.py times what a player feels, on a throttled Chromium.
-See bench/RESULTS.md.
+and bench/load.py's club night for N tables of 6 phones (a `--digital` share of them, half
+by default, play with the app's dice): a warm-up, then `--duration` s measured. A run whose
+generator fell behind is retried, not counted. Per request type, the median over `--runs`
+counted runs of p50, p95, p99 and req/s. The budget: for every N up to 50, every request
+type's p95 (a digital turn's «roll» and «score» as a box write) is at most 100 ms and no
+request fails; N goes up the list until one misses. Then bench/phone.py times what a player
+feels, on a throttled Chromium. See bench/RESULTS.md.
 """
 
 import argparse
@@ -39,6 +40,7 @@ HOST = "127.0.0.1"
 SECRET_KEY = "dados-bench-only-secret-key-not-for-deployment-0123456789-abcdefghijklmnop"
 BUDGET_MS, BUDGET_TABLES = 100, 50
 FLOORS = {"write": "floor: one-row write in atomic()", "read": "floor: @login_required GET"}
+WRITES = ("box write", "roll", "score")  # their p50 is divided by the write floor's
 SETUP = {"create card", "floor setup"}  # warm-up only
 # A generator this late or this busy measures itself, not the server: the run is retried.
 MAX_LATE_MS, MAX_GENERATOR_CPU = 50, 0.9
@@ -184,6 +186,7 @@ def one_run(args, database, tables: int) -> dict:
         config.update(
             base=server.base, server_pid=server.process.pid, database_port=urlsplit(url).port,
             warmup=args.warmup, duration=args.duration, spawn=min(10, args.warmup / 2),
+            digital_tables=digital_tables(tables, args),
         )  # fmt: skip
         with tempfile.NamedTemporaryFile("w", suffix=".json") as file:
             json.dump(config, file)
@@ -283,6 +286,10 @@ def run_database(args, database) -> dict:
 # Report
 
 
+def digital_tables(tables: int, args) -> int:
+    return round(tables * args.digital)
+
+
 def workers(args) -> str:
     threads = f" x {args.threads} threads" if args.worker_class == "gthread" else ""
     return f"gunicorn {args.worker_class}, {args.workers} workers{threads}"
@@ -294,14 +301,15 @@ def table(name, tables, summary, args) -> str:
     lines = ["| request | count | errors | req/s | p50 ms | p95 ms | p99 ms | p50 ÷ floor |",
              "|---|--:|--:|--:|--:|--:|--:|--:|"]  # fmt: skip
     for key, r in rows.items():
-        base = floor["write"] if key == "box write" else floor["read"]
+        base = floor["write"] if key.startswith(WRITES) else floor["read"]
         ratio = f"{r['p50'] / base:.1f}x" if base and key not in FLOORS.values() else ""
         lines.append(f"| {key} | {r['count']:.0f} | {r['errors']} | {r['rps']:.1f} | "
                      f"{r['p50']:.0f} | {r['p95']:.0f} | {r['p99']:.0f} | {ratio} |")  # fmt: skip
     verdict = "; ".join(misses(summary)) or f"every p95 ≤ {BUDGET_MS} ms, 0 errors"
     return "\n".join([
         "",
-        f"**{name}, {tables} tables ({tables * 6} phones), median of {summary['runs']} runs of "
+        f"**{name}, {tables} tables ({tables * 6} phones, {digital_tables(tables, args)} of them "
+        f"digital), median of {summary['runs']} runs of "
         f"{args.duration:.0f} s: {'MISSES' if misses(summary) else 'holds'}: {verdict}**",
         "",
         *lines,
@@ -342,6 +350,8 @@ def main(argv=None) -> int:
     parser.add_argument("--tables", default="50,100,200", help="the N to try, in order")
     parser.add_argument("--keep-going", action="store_true", help="past an N that misses")
     parser.add_argument("--runs", type=int, default=3, help="counted runs per N")
+    parser.add_argument("--digital", type=float, default=0.5,
+                        help="the share of tables playing with the app's dice, 0 to 1")  # fmt: skip
     parser.add_argument("--duration", type=float, default=60, help="seconds measured")
     parser.add_argument("--warmup", type=float, default=20, help="seconds before measuring")
     parser.add_argument("--worker-class", default="sync", choices=["sync", "gthread"])
@@ -354,6 +364,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the servers on the way out
     args.tables = [int(n) for n in args.tables.split(",")]
+    if not 0 <= args.digital <= 1:
+        parser.error("--digital: a share of the tables, from 0 to 1")
     manifest = ROOT / "staticfiles" / "staticfiles.json"
     newest = max(p.stat().st_mtime for p in (ROOT / "static").rglob("*") if p.is_file())
     if not manifest.exists() or manifest.stat().st_mtime < newest:  # DEBUG off needs them

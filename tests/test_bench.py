@@ -1,18 +1,35 @@
-"""The bench's own logic (bench/run.py's verdict) and its floor views (bench/views.py).
+"""The bench's own logic (bench/run.py's verdict), its floor views (bench/views.py) and
+how its digital phones play (bench/pages.py, through the app's own answers).
 
 No timing here: `make bench` measures, these only check what it concludes from numbers.
 """
 
+import random
+from argparse import Namespace
+from collections import Counter
+from urllib.parse import urlencode
+
 import pytest
+from django.test import Client
 from django.urls import NoReverseMatch, reverse
 
-from bench.run import BUDGET_MS, FLOORS, combine, misses
+from bench.pages import Turn, hidden, keep, move, read_turn
+from bench.run import BUDGET_MS, FLOORS, combine, misses, table
+from scorecards.models import Change, Roll, Scorecard
+from scorecards.rules import Category
+from tests.factories import UserFactory
+
+HTMX = {"HX-Request": "true"}
+FORM = "application/x-www-form-urlencoded"
 
 
-def _run(p95, errors=0, floor_p95=5):
+def _run(p95, errors=0, floor_p95=5, roll_p95=20):
     stats = {
         "box write": {"count": 60, "errors": errors, "p50": 8, "p95": p95, "p99": p95 + 1},
+        "roll": {"count": 90, "errors": 0, "p50": 12, "p95": roll_p95, "p99": roll_p95 + 1},
+        "roll, refused (409)": {"count": 1, "errors": 0, "p50": 9, "p95": 9, "p99": 9},
         FLOORS["read"]: {"count": 60, "errors": 0, "p50": 4, "p95": floor_p95, "p99": 9},
+        FLOORS["write"]: {"count": 60, "errors": 0, "p50": 6, "p95": 30, "p99": 40},
     }
     return {
         "seconds": 60.0,
@@ -53,3 +70,112 @@ def test_the_floors_are_only_in_the_benchs_own_urls(db, client, django_user_mode
     assert client.post(url).content == b"ok"  # the one row it writes
     user.refresh_from_db()
     assert user.last_login is not None
+
+
+def test_a_digital_turn_is_judged_like_a_box_write():
+    summary = combine([_run(40, roll_p95=BUDGET_MS + 1)])
+    assert misses(summary) == ["roll: p95 101 ms, 0 errors"]
+    assert summary["rows"]["roll, refused (409)"]["count"] == 1  # counted apart, not an error
+    args = Namespace(duration=60, digital=0.5)
+    lines = table("SQLite", 4, {**summary, "retried": 0}, args).splitlines()
+    assert "4 tables (24 phones, 2 of them digital)" in lines[1]
+    assert "| roll | 90 | 0 | 1.5 | 12 | 101 | 102 | 2.0x |" in lines  # p50 ÷ the write floor's
+
+
+def test_a_phone_holds_the_most_common_face_and_scores_the_best_box():
+    assert keep("35365") == ["2", "5"]  # the higher face of two pairs
+    assert keep("66662") == ["1", "2", "3", "4"]
+    assert keep("12345") == ["5"]
+    rolling = Turn(seat=0, version="7", dice="24224", roll=True, boxes={"twos": 6})
+    assert move(rolling) == (
+        "roll",
+        [
+            ("version", "7"),
+            ("dados", "24224"),
+            ("guardar", "1"),
+            ("guardar", "3"),
+            ("guardar", "4"),
+        ],
+    )
+    assert move(Turn(seat=0, version="3", roll=True)) == ("roll", [("version", "3"), ("dados", "")])
+    five = Turn(seat=0, version="9", dice="44444", roll=True, boxes={"fours": 20, "yahtzee": 50})
+    assert move(five) == ("score", [("version", "9"), ("casilla", "yahtzee")])
+    tied = Turn(seat=0, version="9", dice="12346", boxes={"chance": 16, "threes": 3, "sixes": 16})
+    assert move(tied) == ("score", [("version", "9"), ("casilla", "chance")])
+    assert move(Turn(seat=1, version="9", dice="12346")) is None  # another phone's turn
+
+
+class Stream:
+    """One seeded generator for every roll (dice.source() makes a source for each)."""
+
+    generator = random.Random(7)
+
+    def randint(self, low, high):
+        return Stream.generator.randint(low, high)
+
+
+def test_the_digital_phones_play_a_whole_game_as_the_bench_does(db, settings):
+    """bench/load.py's digital table, two phones through the test client: the organizer
+    creates the card from the order page's form; the phone whose turn it is rolls and
+    scores with what the last answer showed it, the other follows through the poll; the
+    last box ends the game (HX-Redirect) and the poll shows the other phone it is over."""
+    settings.DICE_SOURCE = "tests.test_bench.Stream"
+    Stream.generator.seed(7)
+    players = [UserFactory(), UserFactory()]
+    phones = []
+    for player in players:
+        phones.append(Client())
+        phones[-1].force_login(player)
+    query = urlencode([("p", p.pk) for p in players] + [("modo", "digital")])
+    order = phones[0].get(f"{reverse('scorecard_order')}?{query}").content.decode()
+    form = order[order.index(f'action="{reverse("scorecard_create")}"') :]
+    created = phones[0].post(
+        reverse("scorecard_create"), urlencode(hidden(form[: form.index("</form>")])), FORM
+    )
+    card = Scorecard.objects.get()
+    assert created.url == reverse("scorecard", args=[card.pk])
+    assert card.is_digital
+    assert list(card.seats.values_list("player", flat=True)) == [p.pk for p in players]
+    page = reverse("scorecard", args=[card.pk])
+    turns = [read_turn(phone.get(page).content.decode()) for phone in phones]
+    assert [t.seat for t in turns] == [0, 0]
+    assert turns[0].roll  # «Tirar» only on the turn's phone
+    assert not turns[1].roll
+    sent, statuses = Counter(), Counter()
+    for step in range(len(Category) * len(players) * 8):  # a tap a second, a poll every 2 s
+        if all(t.over for t in turns):
+            break
+        for i, phone in enumerate(phones):
+            turn = turns[i]
+            if turn.seat == i and (action := move(turn)) is not None:
+                kind, fields = action
+                answer = phone.post(
+                    reverse(kind, args=[card.pk]), urlencode(fields), FORM, headers=HTMX
+                )
+                sent[kind] += 1
+                statuses[answer.status_code] += 1
+                if "HX-Redirect" in answer:  # the last box: the page loads the card
+                    answer = phone.get(answer["HX-Redirect"])
+                else:
+                    assert answer["X-Dados-Base"] == turn.version  # a patch on what it showed
+            elif not turn.over and step % 2 == 0:
+                answer = phone.get(
+                    reverse("scorecard_live", args=[card.pk]), {"version": turn.shown}, headers=HTMX
+                )
+                statuses[answer.status_code] += 1
+                sent["poll patch"] += "X-Dados-Base" in answer
+            else:
+                continue
+            if answer.status_code == 200:
+                turns[i] = read_turn(answer.content.decode())
+                assert turns[i] is not None
+    card.refresh_from_db()
+    assert card.is_finalized
+    assert all(t.over for t in turns)  # the other phone saw it through its poll
+    assert set(statuses) <= {200, 204}  # no refusal: only the turn's phone acted
+    assert sent["score"] == len(Category) * len(players)
+    assert sent["poll patch"] > sent["score"]  # the polls followed the rolls with patches
+    assert Roll.objects.filter(scorecard=card).count() == sent["roll"]
+    assert Roll.objects.filter(scorecard=card).exclude(kept="").exists()  # dice were held
+    seats = {seat.pk: seat.player_id for seat in card.seats.all()}
+    assert all(seats[c.items[0][0]] == c.author_id for c in Change.objects.filter(scorecard=card))
