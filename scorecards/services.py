@@ -61,12 +61,14 @@ def _check_version(scorecard, version, *, unknown, changed) -> None:
         raise Refused(changed, status=409)
 
 
-def editable(scorecard_id, user, *, lock=True) -> Scorecard:
+def editable(scorecard_id, user, *, lock=True, by_hand=False) -> Scorecard:
     """The card with its seats if user may change it; with lock (in a transaction), locked
-    until the transaction ends.
+    until the transaction ends; with by_hand, only a physical game's, whose boxes are
+    written by hand.
 
     A card they may not see does not exist (404), one they may only see is not theirs
-    to change (403), and a finalized one changes for nobody (409).
+    to change (403), and a finalized one changes for nobody (409), nor a digital one by
+    hand (409).
     """
     cards = Scorecard.objects.for_user(user).with_seats()
     if lock:
@@ -78,6 +80,11 @@ def editable(scorecard_id, user, *, lock=True) -> Scorecard:
         raise Refused(str(FinalizedError.message), status=409)
     if not scorecard.editable:
         raise Refused(_("Solo quien organiza puede cambiar esta tarjeta."), status=403, access=True)
+    if by_hand and scorecard.is_digital:
+        raise Refused(
+            _("En una partida con dados virtuales deciden los dados: no se anota a mano."),
+            status=409,
+        )
     return scorecard
 
 
@@ -186,21 +193,11 @@ def _same_game(scorecard, players, mode) -> bool:
     )
 
 
-def _by_hand(scorecard) -> None:
-    """Refuse a write by hand on a digital card: its dice decide every box."""
-    if scorecard.is_digital:
-        raise Refused(
-            _("En una partida con dados virtuales deciden los dados: no se anota a mano."),
-            status=409,
-        )
-
-
 def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
     """Write one box (or the bonus count) if it still holds what the writer saw."""
     with transaction.atomic():
         # Who may write comes first: a stranger learns nothing from how the data is wrong.
-        scorecard = editable(scorecard_id, author)
-        _by_hand(scorecard)
+        scorecard = editable(scorecard_id, author, by_hand=True)
         new, seen = _box_values(box, value, was)
         seat = _seat(scorecard, seat_id)
         current = getattr(seat, box)
@@ -265,8 +262,7 @@ def _box_values(box, value, was) -> tuple[int | None, int | None]:
 def joker_write(*, scorecard_id, seat_id, face, box, author) -> Scorecard:
     """An extra five of a kind: the joker box and, with 50 in Yahtzee, the +100 bonus."""
     with transaction.atomic():
-        scorecard = editable(scorecard_id, author)
-        _by_hand(scorecard)
+        scorecard = editable(scorecard_id, author, by_hand=True)
         face, category = _joker_roll(face, box)
         seat = _seat(scorecard, seat_id)
         if seat.yahtzee is None:
@@ -314,8 +310,7 @@ def change_undo(*, scorecard_id, author, version) -> Scorecard:
     since (another device wrote, or this is a replayed request), nothing is undone.
     """
     with transaction.atomic():
-        scorecard = editable(scorecard_id, author)
-        _by_hand(scorecard)
+        scorecard = editable(scorecard_id, author, by_hand=True)
         _check_version(
             scorecard,
             version,
@@ -419,6 +414,8 @@ def _turn(scorecard_id, user, version) -> tuple[Scorecard, Seat, int]:
         raise Refused(_("Todas las casillas están anotadas."), status=409)
     round_, index = turn
     seat = seats[index]
+    if user.pk != scorecard.organizer_id and all(s.player_id != user.pk for s in seats):
+        raise Refused(_("No juegas en esta tarjeta: puedes mirarla, no tirar."), status=409)
     if user.pk not in (seat.player_id, scorecard.organizer_id):
         raise Refused(
             _("Ahora le toca a %(name)s: espera a tu turno.")

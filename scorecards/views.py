@@ -477,7 +477,7 @@ def box_write(request, pk, seat_id, box):
 @vary_on_headers("HX-Request")
 def box_picker(request, pk, seat_id, box):
     """The values a box may take; with the dice typed in, the score they make."""
-    scorecard = services.editable(pk, request.user, lock=False)
+    scorecard = services.editable(pk, request.user, lock=False, by_hand=True)
     seat = scorecard.seat(seat_id)
     if box not in BOXES or seat is None:
         raise Http404
@@ -550,7 +550,7 @@ def joker_write(request, pk, seat_id):
 
 def joker_picker(request, pk, seat_id):
     """The face of the five dice, then only the boxes the joker order allows."""
-    scorecard = services.editable(pk, request.user, lock=False)
+    scorecard = services.editable(pk, request.user, lock=False, by_hand=True)
     seat = scorecard.seat(seat_id)
     if seat is None:
         raise Http404
@@ -643,7 +643,7 @@ def finalize(request, pk):
 
 
 def _finalize_confirm(request, pk):
-    scorecard = services.editable(pk, request.user, lock=False)
+    scorecard = services.editable(pk, request.user, lock=False, by_hand=True)
     seats = list(scorecard.seats.all())
     standings = sorted(
         (

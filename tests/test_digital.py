@@ -372,10 +372,12 @@ def test_staff_who_do_not_organize_the_card_see_it_but_do_not_play(scripted, dig
     client.force_login(staff)
     assert client.get(reverse("scorecard", args=[digital.pk])).status_code == 200
     before = state(digital)
-    refused(lambda: roll(digital, staff), 409, "Ahora le toca a \u2068Ana\u2069")
+    refused(
+        lambda: roll(digital, staff), 409, "No juegas en esta tarjeta: puedes mirarla, no tirar."
+    )
     queue("12345")
     roll(digital, digital.organizer)
-    refused(lambda: score(digital, staff, "chance"), 409, "Ahora le toca a \u2068Ana\u2069")
+    refused(lambda: score(digital, staff, "chance"), 409, "No juegas en esta tarjeta")
     assert state(digital)["changes"] == before["changes"]
 
 

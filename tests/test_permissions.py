@@ -341,6 +341,8 @@ def digital_turn(role, state):
         return 409, FINALIZED
     if role in ("turn", "organizer"):
         return 200  # a patch: the page showed the version before the roll
+    if role == "staff":  # sees every card, plays at none it does not sit at
+        return 409, "No juegas en esta tarjeta: puedes mirarla, no tirar."
     return 409, "Ahora le toca a \u2068Ben\u2069: espera a tu turno."
 
 
@@ -349,13 +351,13 @@ DIGITAL = {
     ("scorecard_live", "GET"): card_view,
     ("scorecard_json", "GET"): card_view,
     # The pickers and the finalize confirmation are not offered on a digital card's page;
-    # asked for anyway, they answer, and what they would send is refused.
-    ("box", "GET"): digital_write(200),
+    # asked for anyway, they are refused like what they would send.
+    ("box", "GET"): digital_write((409, BY_HAND)),
     ("box", "POST"): digital_write((409, BY_HAND)),
-    ("joker", "GET"): digital_write(200),
+    ("joker", "GET"): digital_write((409, BY_HAND)),
     ("joker", "POST"): digital_write((409, BY_HAND)),
     ("undo", "POST"): digital_write((409, BY_HAND)),
-    ("finalize", "GET"): digital_write(200),
+    ("finalize", "GET"): digital_write((409, BY_HAND)),
     ("finalize", "POST"): digital_write((409, "se finaliza sola con la última casilla")),
     ("discard", "GET"): digital_write(200),
     ("discard", "POST"): digital_write(302),
