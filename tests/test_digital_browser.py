@@ -190,6 +190,9 @@ def _first_turn_with_a_hold(ana, ben):
     for position, face in ((2, "2, guardado"), (3, 2), (4, 6), (5, 4)):
         expect(ben.get_by_role("img", name=f"Dado {position}: {face}", exact=True)).to_be_visible()
     assert ben.evaluate("() => window.sameDocument") is True
+    # A screen reader on either phone hears the new dice once, from outside the swap.
+    expect(ben.locator("#turn-status")).to_have_text("Tirada 2 de 3: 2 2 2 6 4")
+    expect(ana.locator("#turn-status")).to_have_text("Tirada 2 de 3: 2 2 2 6 4")
     assert ben.get_by_role("button", name="Tirar").count() == 0
     assert ben.locator("#turn form").count() == 0
     _shot(ben, "digital-watching-360.png")
@@ -199,6 +202,8 @@ def _first_turn_with_a_hold(ana, ben):
     # No rolls left: no «Tirar», and the dice can no longer be held or released.
     assert ana.get_by_role("button", name="Tirar").count() == 0
     assert ana.locator("#turn button.die:disabled").count() == 5
+    # «Tirar» went with the last roll: the focus moved to the boxes, not to the page.
+    expect(ana.locator("#turn .score-form input[type=radio]").first).to_be_focused()
     _fits_a_phone(ana)
 
 
@@ -265,6 +270,8 @@ def test_two_phones_play_a_whole_digital_game(phone, ana, ben, scripted):
     _first_turn_with_a_hold(ana_page, ben_page)
     _score(ana_page, "twos", 8)
     _title(ana_page, "Ronda 1 de 13 · Turno de Ben")
+    # Ana organizes: she may play Ben's turn from her phone, and her button says so.
+    expect(ana_page.get_by_role("button", name="Tirar por Ben")).to_be_visible()
     for number, (a, b) in enumerate(zip(ANA, BEN, strict=True), start=1):
         if number == 3:
             _joker_turn(ana_page, ben_page)

@@ -94,6 +94,45 @@
     opener = null;
   }, true);
 
+  // A digital turn swapped in: the new dice are said once in #turn-status (outside the
+  // swapped parts, so screen readers hear it), and after one's own roll or box, focus goes
+  // back into the turn when the button pressed is gone (the third roll, «Anotar»).
+  var announced = null;
+  var acted = 0;  // when one's own turn request was answered
+  document.addEventListener("DOMContentLoaded", function () {
+    var turn = document.getElementById("turn");
+    announced = turn ? turn.getAttribute("data-announce") || "" : null;
+  });
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var source = event.detail.elt;
+    if (source && source.closest && source.closest("#turn")) {
+      event.detail.xhr.addEventListener("loadend", function () { acted = Date.now(); });
+    }
+  });
+  document.addEventListener("htmx:afterSettle", function () {
+    var turn = document.getElementById("turn");
+    var status = document.getElementById("turn-status");
+    if (turn && status) {
+      var text = turn.getAttribute("data-announce") || "";
+      if (text && text !== announced) status.textContent = text;
+      announced = text;
+    }
+    // Every part of a patch settles on its own: the one after the turn's swap decides.
+    if (!acted || Date.now() - acted > 2000) return;
+    var focused = document.activeElement;
+    if (focused && focused !== document.body && document.body.contains(focused)) return;
+    acted = 0;
+    // In this order of preference (querySelector alone would take the first in the page).
+    var next = null;
+    ["#roll-button", "#turn .score-form input[type=radio]", "#turn-title", ".result"].some(
+      function (selector) { next = document.querySelector(selector); return next !== null; }
+    );
+    if (next) {
+      if (!next.hasAttribute("tabindex") && next.tagName === "P") next.setAttribute("tabindex", "-1");
+      next.focus();
+    }
+  });
+
   // A die of a digital turn: tapping holds it or releases it. Its pressed state, its
   // name and the kept position the roll sends (the hidden input after it) go together.
   document.addEventListener("click", function (event) {
