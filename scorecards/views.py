@@ -114,7 +114,9 @@ def _parts(scorecard) -> dict:
         context["problems"] = _problems(seats)
         context["remaining"] = sum(len(Category) - seat.filled for seat in seats)
     if scorecard.is_finalized:
-        context["log_summary"] = _log_summary(changes)
+        context["log_summary"] = (
+            _turns_summary(changes) if scorecard.is_digital else _log_summary(changes)
+        )
         context["result"] = _result(seats)
     return context
 
@@ -700,6 +702,20 @@ def _log_summary(changes) -> str:
     counts["total"] = len(changes)
     parts = {key: text % {"n": counts[key]} for key, text in words.items()}
     return _("%(total)s: %(entries)s, %(corrections)s, %(jokers)s y %(undos)s.") % parts
+
+
+def _turns_summary(changes) -> str:
+    """A finished digital game's log in one sentence: its turns, rolls and extra Yahtzees
+    (nothing in it was corrected or undone)."""
+    rolls = sum(len(change.turn) for change in changes)
+    jokers = sum(change.kind == Change.Kind.JOKER for change in changes)
+    parts = {
+        "turns": ngettext("%(n)s turno", "%(n)s turnos", len(changes)) % {"n": len(changes)},
+        "rolls": ngettext("%(n)s tirada", "%(n)s tiradas", rolls) % {"n": rolls},
+        "jokers": ngettext("%(n)s Yahtzee adicional", "%(n)s Yahtzees adicionales", jokers)
+        % {"n": jokers},
+    }
+    return _("%(turns)s, %(rolls)s y %(jokers)s.") % parts
 
 
 def _in_progress(user, limit) -> tuple[list[Scorecard], bool]:

@@ -936,6 +936,9 @@ def test_the_last_box_sends_the_page_to_the_finished_card(scripted, client, digi
     assert "Gana Ben con 251" in text_of(html)
     assert 'id="turn"' not in html
     assert "Tiradas: 6 6 6 5 5" in text_of(html)
+    # Its log in a sentence: turns and rolls (nothing to correct or undo in a digital game).
+    assert "1 turno, 1 tirada y 0 Yahtzees adicionales." in text_of(html)
+    assert "correcciones" not in html
     # Without htmx: a plain redirect.
     other = digital_card(digital.organizer, [ana])
     Seat.objects.filter(scorecard=other).update(**full_card(chance=None))
