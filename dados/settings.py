@@ -195,9 +195,10 @@ AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "accounts.security.client_ip"
 TRUSTED_PROXIES = envlist("TRUSTED_PROXIES", "")
 # The dice of digital games: a dotted path to a class whose instances have randint(), as
-# random.Random's. The server rolls with the operating system's randomness; tests inject
-# a seeded or scripted source.
-DICE_SOURCE = os.environ.get("DICE_SOURCE", "secrets.SystemRandom")
+# random.Random's. The server rolls with the operating system's randomness; only tests
+# put a seeded or scripted source here (not an environment variable: no deployment
+# should ever roll predictable dice).
+DICE_SOURCE = "secrets.SystemRandom"
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"

@@ -367,10 +367,6 @@ class Roll(models.Model):
         return f"{self.dice} · {self.number}"
 
     @property
-    def faces(self) -> list[int]:
-        return [int(face) for face in self.dice]
-
-    @property
     def spaced(self) -> str:
         """Its dice as a page shows them: «3 1 4 5 6»."""
         return " ".join(self.dice)

@@ -1,6 +1,7 @@
 import csv
 import dataclasses
 import uuid
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -18,7 +19,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 
 from accounts.names import fold, isolate_text, names_html
-from scorecards import dice, rules, services, stats
+from scorecards import rules, services, stats
+from scorecards.dice import source as dice_source
 from scorecards.forms import HistoryFilterForm, ModeFilterForm, WhoStartsForm
 from scorecards.labels import box_label, box_name, box_short, names_list, said, short_names
 from scorecards.models import BONUS, BOXES, Change, Roll, Scorecard
@@ -44,7 +46,7 @@ def _cell(seat, box) -> dict:
 def _logged(changes, seats, *, digital=False) -> list[Change]:
     """The changes, each with its items as `lines` for the card's log to say in a sentence;
     an extra Yahtzee also as `joker`: its box and whether it added the +100; in a digital
-    game, the rolls of the turn it ended as `rolls`."""
+    game, the rolls of the turn it ended as `turn`."""
     players = {seat.pk: seat.player.name for seat in seats}
     changes = list(changes)
     rolls = {}
@@ -136,6 +138,7 @@ def _play(scorecard, seat) -> dict:
             for i, face in enumerate(faces, start=1)
         ],
         "number": len(rolls),
+        "rolls": rules.ROLLS,
         "left": rules.ROLLS - len(rolls),
         "choices": [
             {"box": c.value, "label": box_name(c), "score": points} for c, points in choices.items()
@@ -197,7 +200,8 @@ def _patch(request, scorecard, since, cells) -> HttpResponse:
 
 def _changed_cells(scorecard, since) -> list[dict] | None:
     """The cells the changes after version `since` wrote, or None when those changes do
-    not account for every version in between (a finalize, or a page too far behind)."""
+    not account for every version in between (a finalize, or a page too far behind; in
+    a digital game a version without a change is a roll, which the patch's turn shows)."""
     if scorecard.is_finalized or not 0 <= since < scorecard.version <= since + PATCH_LIMIT:
         return None
     changes = Change.objects.filter(
@@ -318,7 +322,7 @@ def scorecard_order(request):
     if mode == Scorecard.DIGITAL and "tirar" in request.GET and len(players) > 1:
         # The app's dice decide who starts: rolled once, then carried in the address
         # like sums typed in, so reloading the page does not roll again.
-        rounds = WhoStartsForm.roll(len(players), dice.source())
+        rounds = WhoStartsForm.roll(len(players), dice_source())
         query = _query([p.pk for p in players], mode) + "".join(f"&s={r}" for r in rounds)
         return redirect(reverse("scorecard_order") + "?" + query)
     who = WhoStartsForm(request.GET, players)
@@ -350,11 +354,12 @@ def _seated(request, mode):
     back = reverse("scorecard_new")
     if resting := [p for p in players if not p.plays]:
         messages.error(request, _not_playing(resting))
-        query = _query([p.pk for p in players if p.plays], mode).lstrip("&")
+        query = _query([p.pk for p in players if p.plays], mode)
         return redirect(back + ("?" + query if query else ""))
     if not players:
         messages.error(request, _("Elige al menos un jugador."))
-        return redirect(back + ("?modo=digital" if mode == Scorecard.DIGITAL else ""))
+        query = _query([], mode)
+        return redirect(back + ("?" + query if query else ""))
     if len(players) > services.MAX_PLAYERS:
         messages.error(
             request,
@@ -392,8 +397,11 @@ def _token(raw: str) -> uuid.UUID | None:
 
 
 def _query(ids, mode=Scorecard.PRESENCIAL) -> str:
-    query = "&".join(f"p={i}" for i in ids)
-    return query + "&modo=digital" if mode == Scorecard.DIGITAL else query
+    """The order page's query for these players in this order, and the mode if digital."""
+    pairs = [("p", i) for i in ids]
+    if mode == Scorecard.DIGITAL:
+        pairs.append(("modo", Scorecard.DIGITAL))
+    return urlencode(pairs)
 
 
 def _swap(ids, a, b):
@@ -848,8 +856,10 @@ def scorecard_json(request, pk):
                 "dados": roll.dice,
                 "guardados": roll.kept,
                 "hora": roll.rolled_at.isoformat(),
+                # The box the turn ended in (a joker's bonus line comes after it).
+                "casilla": roll.change.items[0][1],
             }
-            for roll in scorecard.rolls.order_by("pk")
+            for roll in scorecard.rolls.select_related("change").order_by("pk")
         ]
     response = JsonResponse(data, json_dumps_params={"ensure_ascii": False, "indent": 2})
     response["Content-Disposition"] = f'attachment; filename="dados-partida-{scorecard.pk}.json"'

@@ -270,6 +270,8 @@ def test_two_phones_play_a_whole_digital_game(phone, ana, ben, scripted):
     _first_turn_with_a_hold(ana_page, ben_page)
     _score(ana_page, "twos", 8)
     _title(ana_page, "Ronda 1 de 13 · Turno de Ben")
+    # Ben's phone says the turn passed to him, though nobody has rolled yet.
+    expect(ben_page.locator("#turn-status")).to_have_text("Ronda 1 de 13 · te toca a ti")
     # Ana organizes: she may play Ben's turn from her phone, and her button says so.
     expect(ana_page.get_by_role("button", name="Tirar por Ben")).to_be_visible()
     for number, (a, b) in enumerate(zip(ANA, BEN, strict=True), start=1):
@@ -289,8 +291,9 @@ def test_two_phones_play_a_whole_digital_game(phone, ana, ben, scripted):
     first = Roll.objects.filter(scorecard=card, round=1, seat__player=ana).order_by("number")
     assert [(r.dice, r.kept) for r in first] == [("22513", ""), ("22264", "12"), ("22262", "12")]
 
+    # Ana's phone was following: its poll brings the finished card, and says who won.
+    expect(ana_page.locator("#turn-status")).to_have_text(f"Gana Ana con {ANA_TOTAL}")
     for name, page in (("ana", ana_page), ("ben", ben_page)):
-        # Ana's phone was following: its poll brings the finished card.
         expect(page.locator(".result")).to_have_text(f"Gana Ana con {ANA_TOTAL}")
         expect(page.locator("#sheet .hint .badge")).to_have_text("digital")
         assert page.locator("#turn, #sheet-poll").count() == 0

@@ -271,6 +271,8 @@ def test_the_json_of_a_digital_game_has_its_mode_and_every_roll(
         ("Ana", 1, 2, "32466", "13"),
         ("Ben", 1, 1, "66666", ""),
     ]
+    # Each roll says the box its turn ended in.
+    assert [r["casilla"] for r in data["tiradas"]] == ["chance", "chance", "yahtzee"]
     stored = Roll.objects.filter(scorecard=card).order_by("pk")
     assert [r["hora"] for r in data["tiradas"]] == [r.rolled_at.isoformat() for r in stored]
     assert data["jugadores"][0]["casillas"]["chance"] == 3 + 2 + 4 + 6 + 6

@@ -101,7 +101,7 @@
   var acted = 0;  // when one's own turn request was answered
   document.addEventListener("DOMContentLoaded", function () {
     var turn = document.getElementById("turn");
-    announced = turn ? turn.getAttribute("data-announce") || "" : null;
+    announced = turn ? turn.getAttribute("data-announce") || "" : "";
   });
   document.addEventListener("htmx:beforeRequest", function (event) {
     var source = event.detail.elt;
@@ -112,11 +112,11 @@
   document.addEventListener("htmx:afterSettle", function () {
     var turn = document.getElementById("turn");
     var status = document.getElementById("turn-status");
-    if (turn && status) {
-      var text = turn.getAttribute("data-announce") || "";
-      if (text && text !== announced) status.textContent = text;
-      announced = text;
-    }
+    // The turn said anew (a roll, the turn passing on), or, once it is gone, the result.
+    var result = document.querySelector("#sheet .result");
+    var text = turn ? turn.getAttribute("data-announce") || "" : result ? result.textContent : "";
+    if (status && text && text !== announced) status.textContent = text;
+    announced = text;
     // Every part of a patch settles on its own: the one after the turn's swap decides.
     if (!acted || Date.now() - acted > 2000) return;
     var focused = document.activeElement;
