@@ -110,6 +110,7 @@ def test_public_names_are_exactly_the_documented_ones():
         "YAHTZEE_SCORE",
         "YAHTZEE_BONUS",
         "MAX_YAHTZEE_BONUSES",
+        "ROLLS",
         "Totals",
         "score",
         "joker_score",
@@ -118,6 +119,7 @@ def test_public_names_are_exactly_the_documented_ones():
         "inconsistencies",
         "Problem",
         "joker_boxes",
+        "choices",
         "positions",
     }
     assert all(hasattr(rules, name) for name in rules.__all__)
@@ -622,3 +624,44 @@ def test_rules_hold_no_ui_wording():
 )
 def test_turn_follows_the_seating_order_and_the_boxes_used(filled, expected):
     assert rules.turn(filled) == expected
+
+
+# choices: what a digital turn's last roll may score, box by box
+
+
+def test_choices_are_every_free_box_with_its_score_zero_included():
+    card = {Category.CHANCE: 20, Category.ONES: 3}
+    offered = rules.choices([2, 3, 4, 5, 5], card)
+    assert list(offered) == [c for c in Category if c not in card]  # card order
+    assert offered[Category.FIVES] == 10
+    assert offered[Category.SMALL_STRAIGHT] == 30
+    assert offered[Category.FULL_HOUSE] == 0  # offered: a scratch is a choice
+    assert offered[Category.YAHTZEE] == 0
+
+
+def test_five_of_a_kind_with_yahtzee_blank_is_an_ordinary_roll():
+    offered = rules.choices([4] * 5, {})
+    assert offered[Category.YAHTZEE] == rules.YAHTZEE_SCORE
+    assert offered[Category.FULL_HOUSE] == 0  # no joker while the Yahtzee box is free
+    assert len(offered) == len(Category)
+
+
+@pytest.mark.parametrize("yahtzee", [0, 50])
+def test_an_extra_yahtzee_offers_only_the_joker_order(yahtzee):
+    assert rules.choices([4] * 5, {Category.YAHTZEE: yahtzee}) == {Category.FOURS: 20}
+    card = {Category.YAHTZEE: yahtzee, Category.FOURS: 12}
+    assert rules.choices([4] * 5, card) == {
+        Category.THREE_OF_A_KIND: 20,
+        Category.FOUR_OF_A_KIND: 20,
+        Category.FULL_HOUSE: 25,
+        Category.SMALL_STRAIGHT: 30,
+        Category.LARGE_STRAIGHT: 40,
+        Category.CHANCE: 20,
+    }
+    lower_used = card | dict.fromkeys(rules.LOWER, 0) | {Category.YAHTZEE: yahtzee}
+    assert rules.choices([4] * 5, lower_used) == {c: 0 for c in rules.UPPER if c != Category.FOURS}
+
+
+def test_choices_refuse_what_is_not_a_roll():
+    with pytest.raises(ValueError, match="A roll is"):
+        rules.choices([1, 2, 3], {})
