@@ -61,14 +61,11 @@ def _check_version(scorecard, version, *, unknown, changed) -> None:
         raise Refused(changed, status=409)
 
 
-def editable(scorecard_id, user, *, lock=True, by_hand=False) -> Scorecard:
-    """The card with its seats if user may change it; with lock (in a transaction), locked
-    until the transaction ends; with by_hand, only a physical game's, whose boxes are
-    written by hand.
+def _in_play(scorecard_id, user, *, lock) -> Scorecard:
+    """The card with its seats if user may see it and it is in progress; with lock (in a
+    transaction), locked until the transaction ends.
 
-    A card they may not see does not exist (404), one they may only see is not theirs
-    to change (403), and a finalized one changes for nobody (409), nor a digital one by
-    hand (409).
+    A card they may not see does not exist (404); a finalized one changes for nobody (409).
     """
     cards = Scorecard.objects.for_user(user).with_seats()
     if lock:
@@ -78,6 +75,14 @@ def editable(scorecard_id, user, *, lock=True, by_hand=False) -> Scorecard:
         raise Refused(_("Esa tarjeta no existe."), status=404, access=True)
     if scorecard.is_finalized:
         raise Refused(str(FinalizedError.message), status=409)
+    return scorecard
+
+
+def editable(scorecard_id, user, *, lock=True, by_hand=False) -> Scorecard:
+    """The card in play (_in_play) if user may change it: one they may only see is not
+    theirs to change (403); with by_hand, only a physical game's, whose boxes are written
+    by hand (a digital one's dice decide: 409)."""
+    scorecard = _in_play(scorecard_id, user, lock=lock)
     if not scorecard.editable:
         raise Refused(_("Solo quien organiza puede cambiar esta tarjeta."), status=403, access=True)
     if by_hand and scorecard.is_digital:
@@ -400,12 +405,7 @@ def _turn(scorecard_id, user, version) -> tuple[Scorecard, Seat, int]:
     version is the card version the person saw, and is required: a request made on an
     older view of the turn (another phone played meanwhile, or a replay) changes nothing.
     """
-    cards = Scorecard.objects.for_user(user).with_seats().select_for_update(of=("self",))
-    scorecard = cards.filter(pk=scorecard_id).first()
-    if scorecard is None:
-        raise Refused(_("Esa tarjeta no existe."), status=404, access=True)
-    if scorecard.is_finalized:
-        raise Refused(str(FinalizedError.message), status=409)
+    scorecard = _in_play(scorecard_id, user, lock=True)
     if not scorecard.is_digital:
         raise Refused(_("Esta tarjeta es de dados físicos: no se tira en la app."), status=409)
     seats = list(scorecard.seats.all())

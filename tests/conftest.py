@@ -54,6 +54,17 @@ def ana_client(client, ana):
     return client
 
 
+@pytest.fixture
+def scripted(settings):
+    """The server's dice are the faces the test puts in this list, in order."""
+    from tests.dice import Scripted
+
+    settings.DICE_SOURCE = "tests.dice.Scripted"
+    Scripted.faces.clear()
+    yield Scripted.faces
+    Scripted.faces.clear()
+
+
 def _finalized_triggers(action):
     from django.db import connection
 

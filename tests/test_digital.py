@@ -34,15 +34,6 @@ def stream(settings):
     Seeded.reseed()
 
 
-@pytest.fixture
-def scripted(settings):
-    """The dice the test queues with queue(), in order."""
-    settings.DICE_SOURCE = "tests.dice.Scripted"
-    Scripted.faces.clear()
-    yield Scripted.faces
-    Scripted.faces.clear()
-
-
 def digital_card(organizer, players):
     return services.scorecard_create(organizer=organizer, players=players, mode=Scorecard.DIGITAL)
 

@@ -55,14 +55,6 @@ ANA_TOTAL, BEN_TOTAL = 406, 149
 
 
 @pytest.fixture
-def scripted(settings):
-    settings.DICE_SOURCE = "tests.dice.Scripted"
-    Scripted.faces[:] = []
-    yield Scripted.faces
-    assert Scripted.faces == [], "the test queued dice nobody rolled"
-
-
-@pytest.fixture
 def phone(browser, server):
     """A phone of its own for a player, logged in; closed (and its polling stopped) after
     the test, before the live server goes."""

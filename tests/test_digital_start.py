@@ -7,17 +7,8 @@ import pytest
 from django.urls import reverse
 
 from scorecards.models import Scorecard
-from tests.dice import Scripted
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def scripted(settings):
-    settings.DICE_SOURCE = "tests.dice.Scripted"
-    Scripted.faces[:] = []
-    yield Scripted.faces
-    assert Scripted.faces == [], "the test queued dice nobody rolled"
 
 
 def _radio(text, value):

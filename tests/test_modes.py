@@ -242,16 +242,7 @@ def turn(card, author, box, *rolls):
     )
 
 
-@pytest.fixture
-def scripted_dice(settings):
-    settings.DICE_SOURCE = "tests.dice.Scripted"
-    yield
-    Scripted.faces[:] = []
-
-
-def test_the_json_of_a_digital_game_has_its_mode_and_every_roll(
-    scripted_dice, ana_client, ana, ben
-):
+def test_the_json_of_a_digital_game_has_its_mode_and_every_roll(scripted, ana_client, ana, ben):
     card = services.scorecard_create(organizer=ana, players=[ana, ben], mode=DIGITAL)
     card = turn(card, ana, "chance", ([3, 1, 4, 5, 6], []), ([2, 6, 6], [1, 3]))
     card = turn(card, ben, "yahtzee", ([6, 6, 6, 6, 6], []))
@@ -279,7 +270,7 @@ def test_the_json_of_a_digital_game_has_its_mode_and_every_roll(
     assert data["jugadores"][1]["casillas"]["yahtzee"] == 50
 
 
-def test_a_whole_digital_game_is_in_history_and_its_json(scripted_dice, ana_client, ana, ben):
+def test_a_whole_digital_game_is_in_history_and_its_json(scripted, ana_client, ana, ben):
     card = services.scorecard_create(organizer=ana, players=[ana, ben], mode=DIGITAL)
     for category in Category:
         for player in (ana, ben):
