@@ -10,7 +10,7 @@ The organizer's phone also writes a box every 5 s: the picker (GET), then one of
 it offers (POST), as htmx sends them.
 
 The last `digital_tables` tables play with the app's dice (DigitalPhone): the organizer's
-phone creates a digital card, and the phone whose turn it is plays it, a tap a second:
+phone creates a digital card, and the phone whose turn it is plays it, a move every 5 s:
 «Tirar» up to three times, then «Anotar» (bench/pages.py's move); every phone polls at
 the digital card's interval (`every 2s`). When the last box ends the game, the organizer's
 phone creates the next card and the table moves to it. Their requests have names of their
@@ -264,7 +264,9 @@ class DigitalPhone(Phone):
             if CARDS[self.table] != self.over:  # the table's next card
                 self.over = self.turn = None
                 self.open_card()
-        elif self.turn is not None and self.turn.seat == self.seat:
+        # A move (a roll, or the box) every WRITE_EVERY s, as a physical table's box
+        # write: a turn of three rolls and its box takes 20 s, as at a real table.
+        elif self.turn is not None and self.turn.seat == self.seat and self.tick % WRITE_EVERY == 0:
             self.play()
 
     def play(self):
