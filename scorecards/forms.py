@@ -6,6 +6,7 @@ from django.utils.translation import gettext_lazy
 
 from accounts.names import names_html, sentence
 from scorecards import rules
+from scorecards.dice import MAX_ROUNDS
 from scorecards.models import Scorecard, Seat
 
 
@@ -110,9 +111,6 @@ class HistoryFilterForm(forms.Form):
         return cards
 
 
-MAX_ROUNDS = 20
-
-
 def possible_sum(raw: str) -> bool:
     """Whether raw is a sum five dice can show: 5 to 30."""
     raw = raw.strip()
@@ -188,21 +186,6 @@ class WhoStartsForm:
             ]
             for round_ in self.rounds
         ]
-
-    @staticmethod
-    def roll(count, rng) -> list[str]:
-        """«¿Quién empieza?» with the app's dice, for count players: each rolls five dice,
-        and the tied roll again, only they, until one is ahead. The rounds as `s` values."""
-        rounds = []
-        contenders = count
-        while contenders > 1 and len(rounds) < MAX_ROUNDS:
-            sums = [
-                sum(rng.randint(1, rules.FACES) for _ in range(rules.DICE))
-                for _ in range(contenders)
-            ]
-            rounds.append(",".join(map(str, sums)))
-            contenders = sums.count(max(sums))
-        return rounds
 
     @property
     def seating(self) -> list:

@@ -20,7 +20,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from accounts.names import fold, isolate_text, names_html
 from scorecards import rules, services, stats
-from scorecards.dice import source as dice_source
+from scorecards.dice import who_starts
 from scorecards.forms import HistoryFilterForm, ModeFilterForm, WhoStartsForm
 from scorecards.labels import box_label, box_name, box_short, names_list, said, short_names
 from scorecards.models import BONUS, BOXES, Change, Roll, Scorecard
@@ -322,7 +322,7 @@ def scorecard_order(request):
     if mode == Scorecard.DIGITAL and "tirar" in request.GET and len(players) > 1:
         # The app's dice decide who starts: rolled once, then carried in the address
         # like sums typed in, so reloading the page does not roll again.
-        rounds = WhoStartsForm.roll(len(players), dice_source())
+        rounds = who_starts(len(players))
         query = _query([p.pk for p in players], mode) + "".join(f"&s={r}" for r in rounds)
         return redirect(reverse("scorecard_order") + "?" + query)
     who = WhoStartsForm(request.GET, players)
