@@ -1,9 +1,30 @@
 import importlib
+from pathlib import Path
 
 import pytest
 
 from tests.browsing import CHROMIUM
 from tests.factories import UserFactory, make_scorecard
+
+
+def pytest_configure(config):
+    # Tests serve static files as production does, from collectstatic's manifest: built
+    # by the main process before any xdist worker starts, when a static file is newer.
+    if not hasattr(config, "workerinput") and _static_changed():
+        from django.core.management import call_command
+
+        call_command("collectstatic", interactive=False, verbosity=0)
+
+
+def _static_changed() -> bool:
+    from django.conf import settings
+
+    manifest = Path(settings.STATIC_ROOT) / "staticfiles.json"
+    if not manifest.exists():
+        return True
+    built = manifest.stat().st_mtime
+    sources = (path for folder in settings.STATICFILES_DIRS for path in Path(folder).rglob("*"))
+    return any(path.stat().st_mtime > built for path in sources)
 
 
 @pytest.fixture(autouse=True)
