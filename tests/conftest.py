@@ -1,8 +1,8 @@
-import importlib
 from pathlib import Path
 
 import pytest
 
+from scorecards import triggers
 from tests.browsing import CHROMIUM
 from tests.factories import UserFactory, make_scorecard
 
@@ -89,10 +89,8 @@ def scripted(settings):
 def _finalized_triggers(action):
     from django.db import connection
 
-    # The migration that made the current ones.
-    migration = importlib.import_module("scorecards.migrations.0010_digital_play")
     with connection.schema_editor() as editor:
-        getattr(migration, f"{action}_triggers")(None, editor)
+        getattr(triggers.CURRENT, action)(editor)
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """Migration 0006 moves every change's items into the change's row, and back again;
 0007 moves the seat's checks into domains on PostgreSQL and 0009 puts them back on the table;
-accounts 0003 adds «Juega» without taking anyone out of the game."""
+0011's triggers look at every card a seat or a roll belongs to; accounts 0003 adds «Juega»
+without taking anyone out of the game. scorecards.triggers.CURRENT is what they leave."""
 
 import json
 
@@ -8,6 +9,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 
+from scorecards import triggers
 from tests.factories import make_scorecard
 
 BEFORE = [("scorecards", "0005_created_once")]
@@ -257,3 +259,128 @@ def test_accounts_0003_keeps_every_existing_account_playing(flushable_db):
         users_at(before)  # and it undoes cleanly
     finally:
         migrate(latest())
+
+
+DIGITAL = [("scorecards", "0010_digital_play")]
+EVERY_CARD = [("scorecards", "0011_triggers_check_every_card")]
+
+
+def taken(sql, params=()) -> bool:
+    """Whether the database takes the statement; what it did is rolled back either way."""
+    with transaction.atomic():
+        took = refusal(sql, params) is None
+        transaction.set_rollback(True)
+    return took
+
+
+@pytest.fixture
+def two_games(flushable_db):
+    """At 0010: a finalized game and a game in progress, each with a seat, a change and a
+    roll, and a roll of the game in progress that names the finalized game's change (0010
+    let it in). The database goes back to the latest schema afterwards."""
+    apps = migrate(DIGITAL)
+    User = apps.get_model("accounts", "User")
+    Scorecard, Seat, Change, Roll = (
+        apps.get_model("scorecards", n) for n in ("Scorecard", "Seat", "Change", "Roll")
+    )
+    olga, ana, ben = (User.objects.create(username=name) for name in ("olga", "ana", "ben"))
+    done, playing = (Scorecard.objects.create(organizer=olga) for _ in range(2))
+    # Another player and turn in each game, so that no unique constraint refuses a move.
+    games = {"done": (done, ana, 0), "playing": (playing, ben, 1)}
+    ids = {}
+    for name, (card, player, order) in games.items():
+        seat = Seat.objects.create(scorecard=card, player=player, order=order, chance=23)
+        change = Change.objects.create(
+            scorecard=card, author=olga, kind="box", items=[[seat.pk, "chance", None, 23]]
+        )
+        roll = Roll.objects.create(scorecard=card, seat=seat, change=change, **ROLL)
+        ids[name] = {"scorecard": card.pk, "seat": seat.pk, "change": change.pk, "roll": roll.pk}
+    ids["stray"] = Roll.objects.create(
+        scorecard=playing, seat_id=ids["playing"]["seat"], change_id=ids["done"]["change"], **ROLL
+    ).pk
+    Scorecard.objects.filter(pk=done.pk).update(finalized_at="2026-11-29T20:00:00Z")
+    yield ids
+    migrate(latest())
+
+
+ROLL = {"round": 1, "number": 1, "dice": "12345", "kept": "", "rolled_at": "2026-11-29T20:00Z"}
+ADD_ROLL = (
+    "INSERT INTO scorecards_roll (scorecard_id, seat_id, change_id, round, number, dice, kept,"
+    " rolled_at) VALUES (%s, %s, %s, 1, 2, '12345', '1', '2026-11-29 21:00:00')"
+)
+
+
+@pytest.mark.parametrize("table", ["seat", "change", "roll"])
+@pytest.mark.parametrize(("source", "target"), [("playing", "done"), ("done", "playing")])
+def test_nothing_moves_into_or_out_of_a_finalized_game(two_games, table, source, target):
+    migrate(latest())
+    row, card = two_games[source][table], two_games[target]["scorecard"]
+    message = refusal(f"UPDATE scorecards_{table} SET scorecard_id = %s WHERE id = %s", [card, row])
+    # Changes and rolls are never updated at all; a seat only while its game is in progress.
+    assert ("finalized" if table == "seat" else "append-only") in (message or "")
+    assert rows(f"SELECT scorecard_id FROM scorecards_{table} WHERE id = {row}") == [
+        (two_games[source]["scorecard"],)
+    ]
+
+
+def test_a_finalized_games_turns_take_no_roll_and_lose_none_through_another_card(two_games):
+    migrate(latest())
+    done, playing = two_games["done"], two_games["playing"]
+    add = [playing["scorecard"], playing["seat"], done["change"]]
+    assert "finalized" in (refusal(ADD_ROLL, add) or "")
+    stray = two_games["stray"]
+    assert "finalized" in (refusal("DELETE FROM scorecards_roll WHERE id = %s", [stray]) or "")
+    assert rows(f"SELECT id FROM scorecards_roll WHERE change_id = {done['change']}") == [
+        (done["roll"],),
+        (stray,),
+    ]
+    # The game in progress still rolls, with its own changes.
+    assert taken(ADD_ROLL, [playing["scorecard"], playing["seat"], playing["change"]])
+
+
+def test_0011_checks_every_card_a_seat_or_roll_belongs_to_and_undoes_cleanly(two_games):
+    done, playing = two_games["done"], two_games["playing"]
+    move = "UPDATE scorecards_seat SET scorecard_id = %s WHERE id = %s"
+    write = "UPDATE scorecards_seat SET ones = 1 WHERE id = %s"
+    postgres = connection.vendor == "postgresql"
+    for target in (EVERY_CARD, DIGITAL, EVERY_CARD):
+        migrate(target)
+        before = target == DIGITAL
+        # At 0010 SQLite's seat trigger looked only at the card a seat came from
+        # (PostgreSQL's function at both), and a roll's trigger only at its own card.
+        assert taken(move, [done["scorecard"], playing["seat"]]) is (before and not postgres)
+        assert taken(ADD_ROLL, [playing["scorecard"], playing["seat"], done["change"]]) is before
+        assert refused(move, [playing["scorecard"], done["seat"]])
+        assert "finalized" in (refusal(write, [done["seat"]]) or "")
+        assert taken(write, [playing["seat"]])
+        assert taken(ADD_ROLL, [playing["scorecard"], playing["seat"], playing["change"]])
+    assert rows("SELECT id, scorecard_id FROM scorecards_seat ORDER BY id") == [
+        (done["seat"], done["scorecard"]),
+        (playing["seat"], playing["scorecard"]),
+    ]
+    assert rows("SELECT count(*) FROM scorecards_roll") == [(3,)]
+
+
+def trigger_definitions() -> list:
+    """Every trigger of the database, as the database keeps it, and on PostgreSQL the
+    functions they run."""
+    if connection.vendor == "postgresql":
+        return rows(
+            "SELECT tgrelid::regclass::text, tgname, pg_get_triggerdef(oid) FROM pg_trigger"
+            " WHERE NOT tgisinternal ORDER BY 1, 2"
+        ) + rows("SELECT proname, prosrc FROM pg_proc WHERE proname LIKE 'dados\\_%%' ORDER BY 1")
+    return rows(
+        "SELECT tbl_name, name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY 1, 2"
+    )
+
+
+def test_the_current_triggers_are_the_ones_the_migrations_leave(flushable_db):
+    """tests/conftest.py drops and creates triggers.CURRENT around a flush."""
+    migrated = trigger_definitions()
+    assert len(migrated) >= 5
+    with connection.schema_editor() as editor:
+        triggers.CURRENT.drop(editor)
+    assert trigger_definitions() == []
+    with connection.schema_editor() as editor:
+        triggers.CURRENT.create(editor)
+    assert trigger_definitions() == migrated

@@ -8,118 +8,18 @@ of what a write costs beyond the card itself (bench/RESULTS.md).
 
 The finalized-card triggers of 0002 come off first: SQLite rebuilds the change table to
 alter it, and the finalized games' changes get their items too. They come back without
-ChangeItem's, and the change log's append-only rule moves to Change.
+ChangeItem's, and the change log's append-only rule moves to Change
+(scorecards.triggers.AT_0006).
 
 An undo now RESTRICTs the change it undid instead of PROTECTing it: both still go when
 their card in progress is discarded, which PROTECT refused.
 """
 
-import importlib
-
 import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-first = importlib.import_module("scorecards.migrations.0002_finalized_triggers")
-MESSAGE = first.MESSAGE
-APPEND_ONLY = "the change log is append-only"
-ROW_OPS = first.ROW_OPS
-
-SQLITE = [
-    *[
-        f"""
-        CREATE TRIGGER scorecard_finalized_no_{op.lower()} BEFORE {op} ON scorecards_scorecard
-        WHEN OLD.finalized_at IS NOT NULL
-        BEGIN SELECT RAISE(ABORT, '{MESSAGE}'); END;
-        """
-        for op in ("UPDATE", "DELETE")
-    ],
-    *[
-        f"""
-        CREATE TRIGGER {table}_finalized_no_{op.lower()} BEFORE {op} ON scorecards_{table}
-        WHEN (SELECT finalized_at FROM scorecards_scorecard
-              WHERE id = {row}.scorecard_id) IS NOT NULL
-        BEGIN SELECT RAISE(ABORT, '{MESSAGE}'); END;
-        """
-        for table in ("seat", "change")
-        for op, row in ROW_OPS
-        if (table, op) != ("change", "UPDATE")
-    ],
-    # Changes are never updated: they may only go with a discarded card.
-    f"""
-    CREATE TRIGGER change_no_update BEFORE UPDATE ON scorecards_change
-    BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END;
-    """,
-]
-
-SQLITE_DROP = [
-    "DROP TRIGGER IF EXISTS scorecard_finalized_no_update;",
-    "DROP TRIGGER IF EXISTS scorecard_finalized_no_delete;",
-    *[
-        f"DROP TRIGGER IF EXISTS {table}_finalized_no_{op.lower()};"
-        for table in ("seat", "change")
-        for op, _ in ROW_OPS
-    ],
-    "DROP TRIGGER IF EXISTS change_no_update;",
-]
-
-POSTGRES = [
-    f"""
-    CREATE FUNCTION dados_refuse_finalized() RETURNS trigger AS $$
-    DECLARE
-        row_card bigint;
-        done timestamptz;
-    BEGIN
-        IF TG_TABLE_NAME = 'scorecards_scorecard' THEN
-            IF OLD.finalized_at IS NOT NULL THEN
-                RAISE EXCEPTION '{MESSAGE}' USING ERRCODE = 'integrity_constraint_violation';
-            END IF;
-            IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
-            RETURN NEW;
-        END IF;
-        IF TG_TABLE_NAME = 'scorecards_change' AND TG_OP = 'UPDATE' THEN
-            RAISE EXCEPTION '{APPEND_ONLY}' USING ERRCODE = 'integrity_constraint_violation';
-        END IF;
-        IF TG_OP = 'DELETE' THEN
-            row_card := OLD.scorecard_id;
-        ELSE
-            row_card := NEW.scorecard_id;
-            IF TG_OP = 'UPDATE' AND OLD.scorecard_id <> NEW.scorecard_id THEN
-                SELECT finalized_at INTO done FROM scorecards_scorecard WHERE id = OLD.scorecard_id;
-                IF done IS NOT NULL THEN
-                    RAISE EXCEPTION '{MESSAGE}' USING ERRCODE = 'integrity_constraint_violation';
-                END IF;
-            END IF;
-        END IF;
-        SELECT finalized_at INTO done FROM scorecards_scorecard WHERE id = row_card;
-        IF done IS NOT NULL THEN
-            RAISE EXCEPTION '{MESSAGE}' USING ERRCODE = 'integrity_constraint_violation';
-        END IF;
-        IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
-        RETURN NEW;
-    END;
-    $$ LANGUAGE plpgsql;
-    """,
-    """
-    CREATE TRIGGER scorecard_finalized BEFORE UPDATE OR DELETE ON scorecards_scorecard
-    FOR EACH ROW EXECUTE FUNCTION dados_refuse_finalized();
-    """,
-    *[
-        f"""
-        CREATE TRIGGER {table}_finalized BEFORE INSERT OR UPDATE OR DELETE ON scorecards_{table}
-        FOR EACH ROW EXECUTE FUNCTION dados_refuse_finalized();
-        """
-        for table in ("seat", "change")
-    ],
-]
-
-POSTGRES_DROP = [
-    *[
-        f"DROP TRIGGER IF EXISTS {table}_finalized ON scorecards_{table};"
-        for table in ("scorecard", "seat", "change")
-    ],
-    "DROP FUNCTION IF EXISTS dados_refuse_finalized();",
-]
+from scorecards import triggers
 
 # Each change's items in the order of their ids; a change without any gets []. SQLite
 # 3.40 has no ORDER BY inside an aggregate: json_group_array takes the rows in the order
@@ -164,11 +64,11 @@ def _run(schema_editor, by_vendor):
 
 
 def drop_first_triggers(apps, schema_editor):
-    _run(schema_editor, {"postgresql": first.POSTGRES_DROP, "sqlite": first.SQLITE_DROP})
+    triggers.AT_0002.drop(schema_editor)
 
 
 def create_first_triggers(apps, schema_editor):
-    _run(schema_editor, {"postgresql": first.POSTGRES, "sqlite": first.SQLITE})
+    triggers.AT_0002.create(schema_editor)
 
 
 def fill_items(apps, schema_editor):
@@ -180,11 +80,11 @@ def fill_change_items(apps, schema_editor):
 
 
 def create_triggers(apps, schema_editor):
-    _run(schema_editor, {"postgresql": POSTGRES, "sqlite": SQLITE})
+    triggers.AT_0006.create(schema_editor)
 
 
 def drop_triggers(apps, schema_editor):
-    _run(schema_editor, {"postgresql": POSTGRES_DROP, "sqlite": SQLITE_DROP})
+    triggers.AT_0006.drop(schema_editor)
 
 
 class Migration(migrations.Migration):

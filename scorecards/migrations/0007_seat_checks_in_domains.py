@@ -16,25 +16,18 @@ refuses every impossible value.
 
 The card's trigger refuses to change a finalized card; its WHEN now says so, and
 PostgreSQL skips the trigger function for a card in progress (every write bumps its
-version).
+version). The whole set it leaves is scorecards.triggers.AT_0007.
 """
 
 import functools
-import importlib
 import re
 
 from django.db import migrations
 
-previous = importlib.import_module("scorecards.migrations.0006_change_items_inline")
+from scorecards import triggers
 
 SEAT = "scorecards_seat"
 DOMAIN = "dados_seat_{column}"
-
-TRIGGER = (
-    "CREATE TRIGGER scorecard_finalized BEFORE UPDATE OR DELETE ON scorecards_scorecard"
-    " FOR EACH ROW{when} EXECUTE FUNCTION dados_refuse_finalized()"
-)
-WHEN = " WHEN (OLD.finalized_at IS NOT NULL)"
 
 
 def _on_postgres(step):
@@ -117,29 +110,19 @@ def domains_into_checks(apps, schema_editor):
         schema_editor.execute(f"DROP DOMAIN {quote(domain)}")
 
 
-def _card_trigger(schema_editor, when):
+def _card_trigger(schema_editor, statement):
     schema_editor.execute("DROP TRIGGER scorecard_finalized ON scorecards_scorecard")
-    schema_editor.execute(TRIGGER.format(when=when))
+    schema_editor.execute(statement)
 
 
 @_on_postgres
 def card_trigger_when_finalized(apps, schema_editor):
-    _card_trigger(schema_editor, WHEN)
+    _card_trigger(schema_editor, triggers.CARD_TRIGGER_WHEN_FINALIZED)
 
 
 @_on_postgres
 def card_trigger_always(apps, schema_editor):
-    _card_trigger(schema_editor, "")
-
-
-def create_triggers(apps, schema_editor):
-    """Every trigger as this migration leaves them (tests/conftest.py drops them for a
-    flush and creates them again)."""
-    previous.create_triggers(apps, schema_editor)
-    card_trigger_when_finalized(apps, schema_editor)
-
-
-drop_triggers = previous.drop_triggers
+    _card_trigger(schema_editor, triggers.CARD_TRIGGER_ALWAYS)
 
 
 class Migration(migrations.Migration):

@@ -3,88 +3,37 @@ each finished turn's rolls are stored, append-only, with the change that wrote i
 
 The finalized-card triggers come off first: SQLite rebuilds the card's table to change
 its constraints and add a column. They come back, with the same guarantees for the rolls:
-never updated, and nothing added to or taken from a finalized card's.
+never updated, and nothing added to or taken from a finalized card's
+(scorecards.triggers.AT_0010).
 """
-
-import importlib
 
 import django.db.models.deletion
 from django.db import migrations, models
 
-previous = importlib.import_module("scorecards.migrations.0007_seat_checks_in_domains")
-first = importlib.import_module("scorecards.migrations.0002_finalized_triggers")
-MESSAGE = first.MESSAGE
-APPEND_ONLY = "the rolls are append-only"
-
-SQLITE = [
-    *[
-        f"""
-        CREATE TRIGGER roll_finalized_no_{op.lower()} BEFORE {op} ON scorecards_roll
-        WHEN (SELECT finalized_at FROM scorecards_scorecard
-              WHERE id = {row}.scorecard_id) IS NOT NULL
-        BEGIN SELECT RAISE(ABORT, '{MESSAGE}'); END;
-        """
-        for op, row in (("INSERT", "NEW"), ("DELETE", "OLD"))
-    ],
-    f"""
-    CREATE TRIGGER roll_no_update BEFORE UPDATE ON scorecards_roll
-    BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END;
-    """,
-]
-
-SQLITE_DROP = [
-    "DROP TRIGGER IF EXISTS roll_finalized_no_insert;",
-    "DROP TRIGGER IF EXISTS roll_finalized_no_delete;",
-    "DROP TRIGGER IF EXISTS roll_no_update;",
-]
-
-POSTGRES = [
-    f"""
-    CREATE FUNCTION dados_refuse_update() RETURNS trigger AS $$
-    BEGIN
-        RAISE EXCEPTION '{APPEND_ONLY}' USING ERRCODE = 'integrity_constraint_violation';
-    END;
-    $$ LANGUAGE plpgsql;
-    """,
-    """
-    CREATE TRIGGER roll_no_update BEFORE UPDATE ON scorecards_roll
-    FOR EACH ROW EXECUTE FUNCTION dados_refuse_update();
-    """,
-    """
-    CREATE TRIGGER roll_finalized BEFORE INSERT OR DELETE ON scorecards_roll
-    FOR EACH ROW EXECUTE FUNCTION dados_refuse_finalized();
-    """,
-]
-
-POSTGRES_DROP = [
-    "DROP TRIGGER IF EXISTS roll_finalized ON scorecards_roll;",
-    "DROP TRIGGER IF EXISTS roll_no_update ON scorecards_roll;",
-    "DROP FUNCTION IF EXISTS dados_refuse_update();",
-]
+from scorecards import triggers
 
 
-def _run(schema_editor, statements):
-    for statement in statements[schema_editor.connection.vendor]:
-        schema_editor.execute(statement)
+def drop_triggers_before_rolls(apps, schema_editor):
+    triggers.AT_0007.drop(schema_editor)
+
+
+def create_triggers_before_rolls(apps, schema_editor):
+    triggers.AT_0007.create(schema_editor)
 
 
 def create_triggers(apps, schema_editor):
-    """Every trigger as this migration leaves them (tests/conftest.py drops them for a
-    flush and creates them again)."""
-    previous.create_triggers(apps, schema_editor)
-    _run(schema_editor, {"postgresql": POSTGRES, "sqlite": SQLITE})
+    triggers.AT_0010.create(schema_editor)
 
 
 def drop_triggers(apps, schema_editor):
-    _run(schema_editor, {"postgresql": POSTGRES_DROP, "sqlite": SQLITE_DROP})
-    previous.drop_triggers(apps, schema_editor)
+    triggers.AT_0010.drop(schema_editor)
 
 
 class Migration(migrations.Migration):
     dependencies = [("scorecards", "0009_plain_checks_and_change_version")]
 
     operations = [
-        migrations.RunPython(previous.drop_triggers, previous.create_triggers),
+        migrations.RunPython(drop_triggers_before_rolls, create_triggers_before_rolls),
         migrations.RemoveConstraint(model_name="scorecard", name="scorecard_mode_presencial"),
         migrations.AlterField(
             model_name="scorecard",
