@@ -1,12 +1,16 @@
 """The dice of digital games. The server rolls them: a browser only says which to keep."""
 
 from django.conf import settings
+from django.core import signing
 from django.utils.module_loading import import_string
 
 from scorecards import rules
 
 # «¿Quién empieza?» stops after this many rounds of ties, rolled or typed (forms).
 MAX_ROUNDS = 20
+
+# Its own salt: nothing else the app signs passes for the rolls of «¿Quién empieza?».
+WHO_STARTS_SALT = "scorecards.dice.who_starts"
 
 
 def source():
@@ -24,15 +28,26 @@ def roll(previous: str = "", kept=(), *, rng=None) -> str:
     )
 
 
-def who_starts(count, *, rng=None) -> list[str]:
-    """«¿Quién empieza?» with the app's dice, for count players: each rolls five dice,
-    and the tied roll again, only they, until one is ahead. Each round's sums, in order,
-    comma-separated: the order page's `s` values."""
+def who_starts(ids, *, rng=None) -> str:
+    """«¿Quién empieza?» with the app's dice, for the players with these ids: each rolls
+    five dice, and the tied roll again, only they, until one is ahead. The order page's
+    `tiradas`: each round's sums, in order, signed together with the ids in this order, so
+    the browser carries them but can neither change them nor move them to other players."""
     rng = rng or source()
     rounds = []
-    contenders = count
+    contenders = len(ids)
     while contenders > 1 and len(rounds) < MAX_ROUNDS:
         sums = [sum(map(int, roll(rng=rng))) for _ in range(contenders)]
         rounds.append(",".join(map(str, sums)))
         contenders = sums.count(max(sums))
-    return rounds
+    return signing.Signer(salt=WHO_STARTS_SALT).sign_object([list(ids), rounds])
+
+
+def verified_who_starts(signed: str, ids) -> tuple[list[int], list[str]] | None:
+    """What who_starts rolled: the ids in the order they rolled and each round's sums,
+    comma-separated; None unless it was signed for these same players, seated in any order."""
+    try:
+        order, rounds = signing.Signer(salt=WHO_STARTS_SALT).unsign_object(signed)
+    except signing.BadSignature:
+        return None
+    return (order, rounds) if sorted(order) == sorted(ids) else None

@@ -6,7 +6,7 @@ from django.utils.translation import gettext_lazy
 
 from accounts.names import names_html, sentence
 from scorecards import rules
-from scorecards.dice import MAX_ROUNDS
+from scorecards.dice import MAX_ROUNDS, verified_who_starts
 from scorecards.models import Scorecard, Seat
 
 
@@ -125,19 +125,46 @@ class WhoStartsForm:
     The rounds already decided travel as `s` (one comma-separated round each: a sum per
     player, then a sum per player still tied); the round being entered as `t`, one per
     contender. Built from request.GET and the players in their current order.
+
+    With the app's dice (digital), only the rounds it rolled count: signed in `tiradas`
+    with the players in the order they rolled (dice.who_starts), so the table may
+    be reordered after; typed or unsigned sums are refused.
     """
 
-    def __init__(self, data, players):
-        self.players = list(players)
+    def __init__(self, data, players, *, digital=False):
+        # As seated in the address; self.players is the order the sums are given in.
+        self.table = self.players = list(players)
         self.rounds = []
         self.starter = None
         self.error = None
-        raw_rounds = data.getlist("s")
-        if "t" in data:
-            raw_rounds.append(",".join(data.getlist("t")))
-        self._parse(raw_rounds)
+        if digital:
+            self._parse(self._rolled(data))
+        else:
+            raw_rounds = data.getlist("s")
+            if "t" in data:
+                raw_rounds.append(",".join(data.getlist("t")))
+            self._parse(raw_rounds)
         self.tied = self._tied() if self.starter is None and self.rounds else []
-        self.sums = self._sums(data.getlist("t"))
+        self.sums = [] if digital else self._sums(data.getlist("t"))
+        # What the seating links carry to keep the result: the signed rolls that decided it.
+        self.signed = data["tiradas"] if digital and self.starter is not None else None
+
+    def _rolled(self, data) -> list[str]:
+        """The rounds the app rolled for these players, whose sums then follow the order
+        they rolled in; none, with why, when the address brings sums the app did not sign."""
+        if "t" in data:
+            self.error = _("Con dados virtuales no se escriben las sumas: las tira la app.")
+            return []
+        if "s" not in data and "tiradas" not in data:
+            return []
+        by_id = {p.pk: p for p in self.table}
+        rolled = None if "s" in data else verified_who_starts(data["tiradas"], list(by_id))
+        if rolled is None:
+            self.error = _("Esas tiradas no las hizo la app: vuelve a tirar los dados.")
+            return []
+        order, rounds = rolled
+        self.players = [by_id[i] for i in order]
+        return rounds
 
     def _parse(self, raw_rounds):
         contenders = list(range(len(self.players)))
@@ -189,7 +216,8 @@ class WhoStartsForm:
 
     @property
     def seating(self) -> list:
-        """The players in turn order: from the starter on, once there is one."""
+        """The players in turn order: the table from the starter on, once there is one."""
         if self.starter is None:
-            return self.players
-        return self.players[self.starter :] + self.players[: self.starter]
+            return self.table
+        at = self.table.index(self.players[self.starter])
+        return self.table[at:] + self.table[:at]

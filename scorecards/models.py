@@ -1,6 +1,9 @@
+import dataclasses
+from typing import NamedTuple
+
 from django.conf import settings
 from django.db import models
-from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Prefetch, Q
+from django.db.models import Exists, OuterRef, Prefetch, Q
 from django.utils import timezone
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
@@ -9,9 +12,8 @@ from scorecards import rules
 from scorecards.labels import BONUS_BOX, BOX_LABELS, box_label, box_name, problem_text, said
 from scorecards.rules import Category
 
-# The bonus count line is edited like a box; it is not a rules.Category.
-BONUS = BONUS_BOX
-BOXES = frozenset(c.value for c in Category) | {BONUS}
+# Every box a seat has, and the bonus count line, which is edited like one.
+BOXES = frozenset(c.value for c in Category) | {BONUS_BOX}
 
 
 class FinalizedError(Exception):
@@ -22,20 +24,11 @@ class FinalizedError(Exception):
 
 class ScorecardQuerySet(models.QuerySet):
     def for_user(self, user):
-        """The cards user may see, each annotated with `editable`: whether they may change it.
-
-        Players of a card and its organizer see it, staff see every card; only the
-        organizer (or staff) changes it, and nobody once it is finalized. Every view and
-        service asks this, so the rule lives here only.
-        """
+        """The cards user may see: its players and organizer see a card, staff every card.
+        What they may do on one is Scorecard.access."""
         if not user.is_authenticated:
             return self.none()
-        editable = Q(finalized_at__isnull=True)
-        cards = self
-        if not user.is_staff:
-            cards = cards.involving(user)
-            editable &= Q(organizer=user)
-        return cards.annotate(editable=ExpressionWrapper(editable, output_field=BooleanField()))
+        return self if user.is_staff else self.involving(user)
 
     def involving(self, user):
         """The cards user organizes or plays in."""
@@ -52,6 +45,35 @@ class ScorecardQuerySet(models.QuerySet):
 
     def finalized(self):
         return self.filter(finalized_at__isnull=False)
+
+
+class Turn(NamedTuple):
+    """Whose turn it is on a card in progress: the round (1 to 13) and the seat to play."""
+
+    round: int
+    seat: "Seat"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Access:
+    """What one user may do on a card they see (ScorecardQuerySet.for_user).
+
+    Views, services and templates ask this; none of them re-derives it.
+    """
+
+    # May change the card (finalize, discard): its organizer, or staff, while in progress.
+    organizes: bool
+    # May write boxes by hand: organizes a physical game's card (a digital one's dice decide).
+    writes_by_hand: bool
+    # May roll and score a digital game's turn in progress: its player, or the organizer.
+    plays_turn: bool
+    # Organizes or is seated (staff see every card without either).
+    takes_part: bool
+
+    @property
+    def watches(self) -> bool:
+        """Only follows the card: nothing on it is theirs to write now."""
+        return not (self.writes_by_hand or self.plays_turn)
 
 
 class Scorecard(models.Model):
@@ -130,6 +152,30 @@ class Scorecard(models.Model):
             return [seat.place for seat in seats]
         return rules.positions([seat.totals.total for seat in seats])
 
+    @property
+    def turn(self) -> Turn | None:
+        """Whose turn it is, from the boxes each seat has filled; None once every box is
+        filled or the card is finalized."""
+        if self.is_finalized:
+            return None
+        seats = list(self.seats.all())
+        turn = rules.turn(seat.filled for seat in seats)
+        return None if turn is None else Turn(turn[0], seats[turn[1]])
+
+    def access(self, user) -> Access:
+        """What user, who sees this card, may do on it now."""
+        in_play = not self.is_finalized
+        organizes = in_play and (user.is_staff or user.pk == self.organizer_id)
+        turn = self.turn if self.is_digital else None
+        players = (turn.seat.player_id, self.organizer_id) if turn else ()
+        return Access(
+            organizes=organizes,
+            writes_by_hand=organizes and not self.is_digital,
+            plays_turn=user.pk in players,
+            takes_part=user.pk == self.organizer_id
+            or any(seat.player_id == user.pk for seat in self.seats.all()),
+        )
+
     def seat(self, seat_id) -> "Seat | None":
         """One of its seats (as with_seats loaded them), or None."""
         return next((seat for seat in self.seats.all() if str(seat.pk) == str(seat_id)), None)
@@ -138,6 +184,45 @@ class Scorecard(models.Model):
         if self.is_finalized:
             raise FinalizedError
         return super().delete(*args, **kwargs)
+
+    def to_dict(self) -> dict:
+        """The game as its JSON export gives it: every box, bonuses, totals, positions,
+        players, dates and mode; a digital game's also every roll of its finished turns."""
+        seats = list(self.seats.all())
+        data = {
+            "partida": self.pk,
+            "modalidad": self.mode,
+            "creada": self.created_at.isoformat(),
+            "finalizada": self.finalized_at.isoformat() if self.finalized_at else None,
+            "organizador": self.organizer.name,
+            "jugadores": [
+                {
+                    "jugador": seat.player.name,
+                    "turno": seat.order + 1,
+                    "casillas": {c.value: getattr(seat, c) for c in Category},
+                    "bonus_yahtzee": seat.yahtzee_bonuses,
+                    "totales": dataclasses.asdict(seat.totals),
+                    "posicion": place,
+                }
+                for seat, place in zip(seats, self.places, strict=True)
+            ],
+        }
+        if self.is_digital:
+            names = {seat.pk: seat.player.name for seat in seats}
+            data["tiradas"] = [
+                {
+                    "jugador": names.get(roll.seat_id, ""),
+                    "ronda": roll.round,
+                    "tirada": roll.number,
+                    "dados": roll.dice,
+                    "guardados": roll.kept,
+                    "hora": roll.rolled_at.isoformat(),
+                    # The box the turn ended in (a joker's bonus line comes after it).
+                    "casilla": roll.change.items[0][1],
+                }
+                for roll in self.rolls.select_related("change").order_by("pk")
+            ]
+        return data
 
 
 def _box_constraints():
@@ -254,12 +339,72 @@ class ChangeQuerySet(models.QuerySet):
         changes = self.filter(scorecard=scorecard).select_related("author").order_by("-pk")
         return changes if scorecard.is_finalized else changes[: Change.RECENT]
 
+    def in_words(self, seats, *, with_rolls=False) -> list["Change"]:
+        """These changes, each with what the card's log says of it: `lines`, one per item;
+        for an extra Yahtzee `joker` (its box's line) and `joker_bonus` (whether it added
+        the +100); with_rolls, `turn`: the rolls of the turn it ended."""
+        players = {seat.pk: seat.player.name for seat in seats}
+        changes = list(self)
+        rolls = {}
+        if with_rolls and changes:
+            for roll in Roll.objects.filter(change__in=changes).order_by("pk"):
+                rolls.setdefault(roll.change_id, []).append(roll)
+        for change in changes:
+            change.lines = [
+                {
+                    "player": players.get(seat_id, ""),
+                    "box": box_label(box),
+                    "bonus": box == BONUS_BOX,
+                    "old": said(old),
+                    "new": said(new),
+                    "written": old is None,
+                    "cleared": new is None,
+                }
+                for seat_id, box, old, new in change.items
+            ]
+            if change.kind == Change.Kind.JOKER:
+                boxes = [line for line in change.lines if not line["bonus"]]
+                change.joker = boxes[0] if boxes else None
+                change.joker_bonus = len(boxes) < len(change.lines)
+            change.turn = rolls.get(change.pk, [])
+        return changes
+
+
+def log_summary(changes, *, digital=False) -> str:
+    """A finished game's log in one sentence: a physical game's entries, corrections, extra
+    Yahtzees and undos; a digital game's turns, rolls and extra Yahtzees (nothing in it is
+    corrected or undone). changes come from ChangeQuerySet.in_words."""
+    jokers = sum(change.kind == Change.Kind.JOKER for change in changes)
+    jokers_said = ngettext("%(n)s Yahtzee adicional", "%(n)s Yahtzees adicionales", jokers) % {
+        "n": jokers
+    }
+    if digital:
+        rolls = sum(len(change.turn) for change in changes)
+        parts = {
+            "turns": ngettext("%(n)s turno", "%(n)s turnos", len(changes)) % {"n": len(changes)},
+            "rolls": ngettext("%(n)s tirada", "%(n)s tiradas", rolls) % {"n": rolls},
+            "jokers": jokers_said,
+        }
+        return gettext("%(turns)s, %(rolls)s y %(jokers)s.") % parts
+    undos = sum(change.kind == Change.Kind.UNDO for change in changes)
+    corrections = sum(change.kind == Change.Kind.BOX and change.is_correction for change in changes)
+    entries = len(changes) - undos - jokers - corrections
+    parts = {
+        "total": ngettext("%(n)s cambio", "%(n)s cambios", len(changes)) % {"n": len(changes)},
+        "entries": ngettext("%(n)s anotación", "%(n)s anotaciones", entries) % {"n": entries},
+        "corrections": ngettext("%(n)s corrección", "%(n)s correcciones", corrections)
+        % {"n": corrections},
+        "jokers": jokers_said,
+        "undos": ngettext("%(n)s deshecho", "%(n)s deshechos", undos) % {"n": undos},
+    }
+    return gettext("%(total)s: %(entries)s, %(corrections)s, %(jokers)s y %(undos)s.") % parts
+
 
 class Change(models.Model):
     """One acknowledged write to a card: append-only, the card's memory.
 
     items holds what it wrote, in order: [[seat id, box, old, new], ...], where box is a
-    rules.Category value or BONUS and old/new are scores (None: not written).
+    rules.Category value or BONUS_BOX and old/new are scores (None: not written).
     """
 
     RECENT = 5

@@ -27,11 +27,14 @@ __all__ = [
     "allowed_scores",
     "choices",
     "inconsistencies",
+    "is_extra_yahtzee",
     "joker_boxes",
     "joker_score",
     "positions",
     "score",
     "totals",
+    "turn",
+    "yahtzee_bonus_due",
 ]
 
 
@@ -258,7 +261,7 @@ def inconsistencies(
     ]
     if bonuses < 0:
         problems.append(Problem("negative_bonuses", bonuses=bonuses))
-    if bonuses > 0 and card[Category.YAHTZEE] != YAHTZEE_SCORE:
+    if bonuses > 0 and not yahtzee_bonus_due(card):
         problems.append(Problem("bonus_without_yahtzee", bonuses=bonuses))
     # Every bonus is an extra Yahtzee that had to be placed, as a joker, in another box.
     joker_filled = sum(
@@ -271,6 +274,17 @@ def inconsistencies(
     elif bonuses > joker_filled:
         problems.append(Problem("bonuses_exceed_jokers", bonuses=bonuses, capacity=joker_filled))
     return problems
+
+
+def is_extra_yahtzee(dice: Iterable[int], scores: Mapping[Category | str, int | None]) -> bool:
+    """Whether a roll is an extra Yahtzee on this card: five of a kind once the Yahtzee box
+    is filled, with 50 or with 0. The joker order then places it (joker_boxes)."""
+    return len(set(_roll(dice))) == 1 and _card(scores)[Category.YAHTZEE] is not None
+
+
+def yahtzee_bonus_due(scores: Mapping[Category | str, int | None]) -> bool:
+    """Whether an extra Yahtzee on this card earns the +100: only after a 50 in Yahtzee."""
+    return _card(scores)[Category.YAHTZEE] == YAHTZEE_SCORE
 
 
 def joker_boxes(face: int, scores: Mapping[Category | str, int | None]) -> frozenset[Category]:
@@ -301,7 +315,7 @@ def choices(
     """
     roll = _roll(dice)
     card = _card(scores)
-    if len(set(roll)) == 1 and card[Category.YAHTZEE] is not None:
+    if is_extra_yahtzee(roll, card):
         allowed = joker_boxes(roll[0], card)
         return {c: joker_score(roll[0], c) for c in Category if c in allowed}
     return {c: score(roll, c) for c, value in card.items() if value is None}

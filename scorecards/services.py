@@ -1,16 +1,25 @@
-"""Writes that span several models: each one is a single transaction with its change log."""
+"""Writes that span several models: each one is a single transaction with its change log.
+
+Who may act is Scorecard.access; a card a user may not see does not exist for them (404),
+one they only see is not theirs to change (403). Any other refusal is a Refused, with a
+message for the person at the table.
+"""
 
 from datetime import datetime
+from typing import NamedTuple
 
+from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Q
+from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from accounts.names import isolate_text
 from scorecards import dice, rules
-from scorecards.labels import BOX_LABELS, box_label, box_name, said
-from scorecards.models import BONUS, BOXES, Change, FinalizedError, Roll, Scorecard, Seat
+from scorecards.labels import BONUS_BOX, BOX_LABELS, box_label, box_name, names_list, said
+from scorecards.models import BOXES, Change, FinalizedError, Roll, Scorecard, Seat, Turn
 from scorecards.rules import Category
 
 MAX_PLAYERS = 10
@@ -19,18 +28,22 @@ MAX_PLAYERS = 10
 class Refused(Exception):
     """A write the app will not make; the message is for the person at the table."""
 
-    def __init__(self, message, status=400, problems=None, access=False):
+    def __init__(self, message, status=400):
         super().__init__(message)
         self.message = message
         self.status = status
-        # Refused because of who asks (404/403): answered without showing the card.
-        self.access = access
-        # For a refused finalize: [(seat, [reason, ...]), ...]
-        self.problems = problems or []
+
+
+class Written(NamedTuple):
+    """What a write leaves: the card as it now is, and the change it recorded (None for a
+    roll, or when the box already held the value)."""
+
+    scorecard: Scorecard
+    change: Change | None
 
 
 def allowed_values(box: str) -> list[int]:
-    if box == BONUS:
+    if box == BONUS_BOX:
         return list(range(rules.MAX_YAHTZEE_BONUSES + 1))
     return sorted(rules.allowed_scores(box))
 
@@ -61,31 +74,28 @@ def _check_version(scorecard, version, *, unknown, changed) -> None:
         raise Refused(changed, status=409)
 
 
-def _in_play(scorecard_id, user, *, lock) -> Scorecard:
-    """The card with its seats if user may see it and it is in progress; with lock (in a
-    transaction), locked until the transaction ends.
-
-    A card they may not see does not exist (404); a finalized one changes for nobody (409).
-    """
+def card_in_play(scorecard_id, user, *, lock) -> Scorecard:
+    """The card with its seats if user may see it (else 404) and it is in progress (else
+    Refused, 409); with lock (in a transaction), locked until the transaction ends."""
     cards = Scorecard.objects.for_user(user).with_seats()
     if lock:
         cards = cards.select_for_update(of=("self",))
     scorecard = cards.filter(pk=scorecard_id).first()
     if scorecard is None:
-        raise Refused(_("Esa tarjeta no existe."), status=404, access=True)
+        raise Http404
     if scorecard.is_finalized:
         raise Refused(str(FinalizedError.message), status=409)
     return scorecard
 
 
-def editable(scorecard_id, user, *, lock=True, by_hand=False) -> Scorecard:
-    """The card in play (_in_play) if user may change it: one they may only see is not
-    theirs to change (403); with by_hand, only a physical game's, whose boxes are written
-    by hand (a digital one's dice decide: 409)."""
-    scorecard = _in_play(scorecard_id, user, lock=lock)
-    if not scorecard.editable:
-        raise Refused(_("Solo quien organiza puede cambiar esta tarjeta."), status=403, access=True)
-    if by_hand and scorecard.is_digital:
+def organized_card(scorecard_id, user, *, lock=True, by_hand=False) -> Scorecard:
+    """The card in play (card_in_play) if user organizes it (else 403); with by_hand, only
+    a physical game's, whose boxes are written by hand (a digital one's dice decide: 409)."""
+    scorecard = card_in_play(scorecard_id, user, lock=lock)
+    access = scorecard.access(user)
+    if not access.organizes:
+        raise PermissionDenied
+    if by_hand and not access.writes_by_hand:
         raise Refused(
             _("En una partida con dados virtuales deciden los dados: no se anota a mano."),
             status=409,
@@ -122,9 +132,9 @@ def _bump(scorecard, **fields) -> None:
         setattr(scorecard, name, value)
 
 
-def _record(scorecard, author, kind, items, undoes=None, **fields) -> Change:
+def _record(scorecard, author, kind, items, undoes=None, **fields) -> Written:
     """Write the changed boxes, their change log entry and the card's new version (with
-    fields of the card's own), on a card editable() locked."""
+    fields of the card's own), on a card organized_card() locked."""
     _bump(scorecard, **fields)
     written = {}
     for seat, box, _old, new in items:
@@ -139,8 +149,27 @@ def _record(scorecard, author, kind, items, undoes=None, **fields) -> Change:
         items=[(seat.pk, box, old, new) for seat, box, old, new in items],
         version=scorecard.version,
     )
-    scorecard.recorded = change
-    return change
+    return Written(scorecard, change)
+
+
+# Who may sit at a card: an active account that plays (an admin's, until «Juega» is ticked,
+# does not); as a filter, for the lists that offer players.
+SEATABLE = Q(is_active=True, plays=True)
+
+
+def check_seatable(players) -> None:
+    """Refuse, naming them, players who may not sit at a card (SEATABLE)."""
+    if any(not p.is_active for p in players):
+        raise Refused(_("Solo se pueden elegir jugadores activos."))
+    if resting := [p for p in players if not p.plays]:
+        raise Refused(
+            ngettext(
+                "%(names)s no juega en Dados y no puede estar en una tarjeta.",
+                "%(names)s no juegan en Dados y no pueden estar en una tarjeta.",
+                len(resting),
+            )
+            % {"names": names_list([isolate_text(p.name) for p in resting])}
+        )
 
 
 def scorecard_create(*, organizer, players, token=None, mode=Scorecard.PRESENCIAL) -> Scorecard:
@@ -157,8 +186,7 @@ def scorecard_create(*, organizer, players, token=None, mode=Scorecard.PRESENCIA
         raise Refused(_("Elige entre 1 y %(max)s jugadores.") % {"max": MAX_PLAYERS})
     if len({p.pk for p in players}) != len(players):
         raise Refused(_("Un jugador solo puede aparecer una vez."))
-    if any(not p.is_active for p in players):
-        raise Refused(_("Solo se pueden elegir jugadores activos."))
+    check_seatable(players)
     if mode not in Scorecard.Mode.values:
         raise Refused(_("Elige si jugáis con dados físicos o con dados virtuales."))
     if token is not None and (made := _created_with(organizer, token)):
@@ -198,17 +226,17 @@ def _same_game(scorecard, players, mode) -> bool:
     )
 
 
-def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
+def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Written:
     """Write one box (or the bonus count) if it still holds what the writer saw."""
     with transaction.atomic():
         # Who may write comes first: a stranger learns nothing from how the data is wrong.
-        scorecard = editable(scorecard_id, author, by_hand=True)
+        scorecard = organized_card(scorecard_id, author, by_hand=True)
         new, seen = _box_values(box, value, was)
         seat = _seat(scorecard, seat_id)
         current = getattr(seat, box)
         if current == new:
             # Already there (a retried request whose answer was lost): nothing to do.
-            return scorecard
+            return Written(scorecard, None)
         if current != seen:
             raise Refused(
                 _(
@@ -224,9 +252,8 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
             )
         if (
             box == Category.YAHTZEE
-            and current == rules.YAHTZEE_SCORE
-            and new != current
             and seat.yahtzee_bonuses
+            and rules.yahtzee_bonus_due(seat.scores)
         ):
             # The bonuses were earned on that 50: without it they would still count.
             raise Refused(
@@ -237,7 +264,7 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
                 % {"player": isolate_text(seat.player.name)},
                 status=409,
             )
-        if box == BONUS and new > current and seat.yahtzee != rules.YAHTZEE_SCORE:
+        if box == BONUS_BOX and new > current and not rules.yahtzee_bonus_due(seat.scores):
             # Without 50 in Yahtzee there is no bonus: refused now, not only at the end,
             # or the total and the live positions would count it meanwhile.
             raise Refused(
@@ -245,8 +272,7 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Scorecard:
                 % {"player": isolate_text(seat.player.name)},
                 status=409,
             )
-        _record(scorecard, author, Change.Kind.BOX, [_set(seat, box, new)])
-    return scorecard
+        return _record(scorecard, author, Change.Kind.BOX, [_set(seat, box, new)])
 
 
 def _box_values(box, value, was) -> tuple[int | None, int | None]:
@@ -254,7 +280,7 @@ def _box_values(box, value, was) -> tuple[int | None, int | None]:
     is not one of the card's."""
     if box not in BOXES:
         raise Refused(_("Esa casilla no existe."), status=404)
-    new = (parse_value(value) or 0) if box == BONUS else parse_value(value)
+    new = (parse_value(value) or 0) if box == BONUS_BOX else parse_value(value)
     seen = parse_value(was)
     if new is not None and new not in allowed_values(box):
         raise Refused(
@@ -264,10 +290,10 @@ def _box_values(box, value, was) -> tuple[int | None, int | None]:
     return new, seen
 
 
-def joker_write(*, scorecard_id, seat_id, face, box, author) -> Scorecard:
+def joker_write(*, scorecard_id, seat_id, face, box, author) -> Written:
     """An extra five of a kind: the joker box and, with 50 in Yahtzee, the +100 bonus."""
     with transaction.atomic():
-        scorecard = editable(scorecard_id, author, by_hand=True)
+        scorecard = organized_card(scorecard_id, author, by_hand=True)
         face, category = _joker_roll(face, box)
         seat = _seat(scorecard, seat_id)
         if seat.yahtzee is None:
@@ -281,7 +307,7 @@ def joker_write(*, scorecard_id, seat_id, face, box, author) -> Scorecard:
                 % {"box": BOX_LABELS[category]},
                 status=409,
             )
-        with_bonus = seat.yahtzee == rules.YAHTZEE_SCORE
+        with_bonus = rules.yahtzee_bonus_due(seat.scores)
         if with_bonus and seat.yahtzee_bonuses >= rules.MAX_YAHTZEE_BONUSES:
             raise Refused(
                 _("No puede haber más de %(max)s bonus de Yahtzee.")
@@ -290,9 +316,8 @@ def joker_write(*, scorecard_id, seat_id, face, box, author) -> Scorecard:
             )
         items = [_set(seat, category.value, rules.joker_score(face, category))]
         if with_bonus:
-            items.append(_set(seat, BONUS, seat.yahtzee_bonuses + 1))
-        _record(scorecard, author, Change.Kind.JOKER, items)
-    return scorecard
+            items.append(_set(seat, BONUS_BOX, seat.yahtzee_bonuses + 1))
+        return _record(scorecard, author, Change.Kind.JOKER, items)
 
 
 def _joker_roll(face, box) -> tuple[int, Category]:
@@ -308,14 +333,14 @@ def _joker_roll(face, box) -> tuple[int, Category]:
     return int(text), category
 
 
-def change_undo(*, scorecard_id, author, version) -> Scorecard:
+def change_undo(*, scorecard_id, author, version) -> Written:
     """Undo the latest change not yet undone, restoring every value it wrote.
 
     version is the card version the person saw, and is required: if the card changed
     since (another device wrote, or this is a replayed request), nothing is undone.
     """
     with transaction.atomic():
-        scorecard = editable(scorecard_id, author, by_hand=True)
+        scorecard = organized_card(scorecard_id, author, by_hand=True)
         _check_version(
             scorecard,
             version,
@@ -339,18 +364,18 @@ def change_undo(*, scorecard_id, author, version) -> Scorecard:
             if getattr(seat, box) != new:
                 raise Refused(_("La tarjeta cambió después: no se puede deshacer."), status=409)
             items.append(_set(seat, box, old))
-        _record(scorecard, author, Change.Kind.UNDO, items, undoes=target)
-    return scorecard
+        return _record(scorecard, author, Change.Kind.UNDO, items, undoes=target)
 
 
 def scorecard_finalize(*, scorecard_id, author, version=None) -> Scorecard:
-    """Store totals and positions and close the card for ever, or refuse with its problems.
+    """Store totals and positions and close the card for ever, or refuse while a seat has
+    problems (Seat.problems, which the card shows).
 
     version, when given, is the card version whose totals the person confirmed: a card
     that changed since is not finalized with totals nobody saw.
     """
     with transaction.atomic():
-        scorecard = editable(scorecard_id, author)
+        scorecard = organized_card(scorecard_id, author)
         if scorecard.is_digital:
             raise Refused(
                 _("Una partida con dados virtuales se finaliza sola con la última casilla."),
@@ -370,9 +395,8 @@ def scorecard_finalize(*, scorecard_id, author, version=None) -> Scorecard:
                 ),
             )
         seats = list(scorecard.seats.all())
-        problems = [(seat, problems) for seat in seats if (problems := seat.problems)]
-        if problems:
-            raise Refused(_("Aún no se puede finalizar."), status=409, problems=problems)
+        if any(seat.problems for seat in seats):
+            raise Refused(_("Aún no se puede finalizar."), status=409)
         _finalize(scorecard, seats)
     return scorecard
 
@@ -391,35 +415,33 @@ def _finalize(scorecard, seats) -> None:
 
 def scorecard_discard(*, scorecard_id, author) -> None:
     with transaction.atomic():
-        scorecard = editable(scorecard_id, author)
+        scorecard = organized_card(scorecard_id, author)
         try:
             scorecard.delete()
         except IntegrityError:
             raise Refused(str(FinalizedError.message), status=409) from None
 
 
-def _turn(scorecard_id, user, version) -> tuple[Scorecard, Seat, int]:
-    """A digital card in progress, locked, with the seat whose turn it is and its round,
-    if user may play that turn: its player, or the organizer for any seat.
+def _turn(scorecard_id, user, version) -> tuple[Scorecard, Turn]:
+    """A digital card in progress, locked, and whose turn it is, if user may play that
+    turn (Access.plays_turn).
 
     version is the card version the person saw, and is required: a request made on an
     older view of the turn (another phone played meanwhile, or a replay) changes nothing.
     """
-    scorecard = _in_play(scorecard_id, user, lock=True)
+    scorecard = card_in_play(scorecard_id, user, lock=True)
     if not scorecard.is_digital:
         raise Refused(_("Esta tarjeta es de dados físicos: no se tira en la app."), status=409)
-    seats = list(scorecard.seats.all())
-    turn = rules.turn(seat.filled for seat in seats)
+    turn = scorecard.turn
     if turn is None:  # every box filled: the last one finalized the card
         raise Refused(_("Todas las casillas están anotadas."), status=409)
-    round_, index = turn
-    seat = seats[index]
-    if user.pk != scorecard.organizer_id and all(s.player_id != user.pk for s in seats):
+    access = scorecard.access(user)
+    if not access.takes_part:
         raise Refused(_("No juegas en esta tarjeta: puedes mirarla, no tirar."), status=409)
-    if user.pk not in (seat.player_id, scorecard.organizer_id):
+    if not access.plays_turn:
         raise Refused(
             _("Ahora le toca a %(name)s: espera a tu turno.")
-            % {"name": isolate_text(seat.player.name)},
+            % {"name": isolate_text(turn.seat.player.name)},
             status=409,
         )
     _check_version(
@@ -428,7 +450,7 @@ def _turn(scorecard_id, user, version) -> tuple[Scorecard, Seat, int]:
         unknown=_("No sabemos qué tirada estás viendo: recarga la tarjeta."),
         changed=_("La tarjeta ha cambiado desde que la viste: mira los dados de ahora."),
     )
-    return scorecard, seat, round_
+    return scorecard, turn
 
 
 def _kept(raw_positions) -> set[int]:
@@ -442,7 +464,7 @@ def _kept(raw_positions) -> set[int]:
     return kept
 
 
-def turn_roll(*, scorecard_id, author, version, shown, keep) -> Scorecard:
+def turn_roll(*, scorecard_id, author, version, shown, keep) -> Written:
     """Roll the dice of the turn in progress, keeping the positions in keep.
 
     shown is the dice the page showed (empty before the turn's first roll): the kept
@@ -450,7 +472,7 @@ def turn_roll(*, scorecard_id, author, version, shown, keep) -> Scorecard:
     dice to keep, and at most three times a turn.
     """
     with transaction.atomic():
-        scorecard, _seat, _round = _turn(scorecard_id, author, version)
+        scorecard, _now = _turn(scorecard_id, author, version)
         kept = _kept(keep)
         rolls = list(scorecard.turn_rolls)
         if len(rolls) >= rules.ROLLS:
@@ -470,15 +492,16 @@ def turn_roll(*, scorecard_id, author, version, shown, keep) -> Scorecard:
         at = timezone.now().isoformat()
         rolls.append([faces, "".join(str(position) for position in sorted(kept)), at])
         _bump(scorecard, turn_rolls=rolls)
-    return scorecard
+    return Written(scorecard, None)
 
 
-def turn_score(*, scorecard_id, author, version, box) -> Scorecard:
+def turn_score(*, scorecard_id, author, version, box) -> Written:
     """End the turn in progress in a free box, with what the last roll scores there; an
     extra Yahtzee by the joker order, with its +100 after a 50. The turn's rolls are
     stored with the change, and the last box of the game finalizes the card."""
     with transaction.atomic():
-        scorecard, seat, round_ = _turn(scorecard_id, author, version)
+        scorecard, turn = _turn(scorecard_id, author, version)
+        seat = turn.seat
         rolls = scorecard.turn_rolls
         if not rolls:
             raise Refused(_("Tira los dados antes de elegir una casilla."), status=409)
@@ -494,22 +517,22 @@ def turn_score(*, scorecard_id, author, version, box) -> Scorecard:
             else:
                 message = _("Con un Yahtzee adicional, el orden del comodín no permite %(box)s.")
             raise Refused(message % {"box": box_name(category)}, status=409)
-        extra = len(set(faces)) == 1 and seat.yahtzee is not None
+        extra = rules.is_extra_yahtzee(faces, seat.scores)
         items = [_set(seat, category.value, choices[category])]
         if (
             extra
-            and seat.yahtzee == rules.YAHTZEE_SCORE
+            and rules.yahtzee_bonus_due(seat.scores)
             and seat.yahtzee_bonuses < rules.MAX_YAHTZEE_BONUSES
         ):
-            items.append(_set(seat, BONUS, seat.yahtzee_bonuses + 1))
+            items.append(_set(seat, BONUS_BOX, seat.yahtzee_bonuses + 1))
         kind = Change.Kind.JOKER if extra else Change.Kind.BOX
-        change = _record(scorecard, author, kind, items, turn_rolls=[])
+        written = _record(scorecard, author, kind, items, turn_rolls=[])
         Roll.objects.bulk_create(
             Roll(
                 scorecard=scorecard,
                 seat=seat,
-                change=change,
-                round=round_,
+                change=written.change,
+                round=turn.round,
                 number=number,
                 dice=faces_text,
                 kept=kept,
@@ -517,7 +540,6 @@ def turn_score(*, scorecard_id, author, version, box) -> Scorecard:
             )
             for number, (faces_text, kept, at) in enumerate(rolls, start=1)
         )
-        seats = list(scorecard.seats.all())
-        if rules.turn(s.filled for s in seats) is None:
-            _finalize(scorecard, seats)
-    return scorecard
+        if scorecard.turn is None:
+            _finalize(scorecard, list(scorecard.seats.all()))
+    return written

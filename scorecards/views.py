@@ -1,31 +1,29 @@
 import csv
-import dataclasses
+import functools
 import uuid
 from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from accounts.names import fold, isolate_text, names_html
+from accounts.names import fold, names_html
 from scorecards import rules, services, stats
 from scorecards.dice import who_starts
 from scorecards.forms import HistoryFilterForm, ModeFilterForm, WhoStartsForm
-from scorecards.labels import box_label, box_name, box_short, names_list, said, short_names
-from scorecards.models import BONUS, BOXES, Change, Roll, Scorecard
+from scorecards.labels import BONUS_BOX, box_label, box_name, box_short, short_names
+from scorecards.models import BOXES, Change, Scorecard, log_summary
 from scorecards.rules import Category
-from scorecards.services import Refused
+from scorecards.services import Refused, Written
 
 HISTORY_PAGE = 20
 IN_PROGRESS_LISTED = 20
@@ -43,82 +41,43 @@ def _cell(seat, box) -> dict:
     return {"seat": seat, "box": box, "label": box_label(box), "value": getattr(seat, box)}
 
 
-def _logged(changes, seats, *, digital=False) -> list[Change]:
-    """The changes, each with its items as `lines` for the card's log to say in a sentence;
-    an extra Yahtzee also as `joker`: its box and whether it added the +100; in a digital
-    game, the rolls of the turn it ended as `turn`."""
-    players = {seat.pk: seat.player.name for seat in seats}
-    changes = list(changes)
-    rolls = {}
-    if digital and changes:
-        for roll in Roll.objects.filter(change__in=changes).order_by("pk"):
-            rolls.setdefault(roll.change_id, []).append(roll)
-    for change in changes:
-        change.lines = [
-            {
-                "player": players.get(seat_id, ""),
-                "box": box_label(box),
-                "bonus": box == BONUS,
-                "old": said(old),
-                "new": said(new),
-                "written": old is None,
-                "cleared": new is None,
-            }
-            for seat_id, box, old, new in change.items
-        ]
-        if change.kind == Change.Kind.JOKER:
-            boxes = [line for line in change.lines if not line["bonus"]]
-            change.joker = boxes[0] if boxes else None
-            change.joker_bonus = len(boxes) < len(change.lines)
-        change.turn = rolls.get(change.pk, [])
-    return changes
-
-
-def _parts(scorecard) -> dict:
+def _parts(scorecard, user) -> dict:
     """What both the whole sheet and a patch show: the column headings, sums and positions,
     whose turn it is, the latest changes and, to the organizer, what is missing to finalize."""
     seats = list(scorecard.seats.all())
-    totals = [seat.totals for seat in seats]
-    turn = None if scorecard.is_finalized else rules.turn(seat.filled for seat in seats)
+    access = scorecard.access(user)
+    turn = scorecard.turn
     columns = [
         {
             "seat": seat,
             "short": short,
-            "totals": t,
+            "totals": seat.totals,
             "place": place,
-            "missing": max(0, rules.UPPER_BONUS_THRESHOLD - t.upper),
-            "turn": turn is not None and turn[1] == i,
+            "missing": max(0, rules.UPPER_BONUS_THRESHOLD - seat.totals.upper),
+            "turn": turn is not None and turn.seat == seat,
         }
-        for i, (seat, t, place, short) in enumerate(
-            zip(
-                seats,
-                totals,
-                scorecard.places,
-                short_names([s.player.name for s in seats]),
-                strict=True,
-            )
+        for seat, place, short in zip(
+            seats, scorecard.places, short_names([s.player.name for s in seats]), strict=True
         )
     ]
-    changes = _logged(Change.objects.recent(scorecard), seats, digital=scorecard.is_digital)
+    changes = Change.objects.recent(scorecard).in_words(seats, with_rolls=scorecard.is_digital)
     context = {
         "scorecard": scorecard,
+        "access": access,
         "seats": seats,
         "columns": columns,
         "changes": changes,
-        # Boxes are written by hand only on a physical game's card.
-        "correctable": scorecard.editable and not scorecard.is_digital,
+        "bonus_box": BONUS_BOX,
     }
     if turn is not None:
-        context["turn"] = {"round": turn[0], "rounds": len(Category), "seat": seats[turn[1]]}
+        context["turn"] = {"round": turn.round, "rounds": len(Category), "seat": turn.seat}
         if scorecard.is_digital:
-            context["play"] = _play(scorecard, seats[turn[1]])
-    if context["correctable"]:
+            context["play"] = _play(scorecard, turn.seat)
+    if access.writes_by_hand:
         context["problems"] = _problems(seats)
         context["remaining"] = sum(len(Category) - seat.filled for seat in seats)
     if scorecard.is_finalized:
-        context["log_summary"] = (
-            _turns_summary(changes) if scorecard.is_digital else _log_summary(changes)
-        )
+        context["log_summary"] = log_summary(changes, digital=scorecard.is_digital)
         context["result"] = _result(seats)
     return context
 
@@ -128,14 +87,15 @@ def _play(scorecard, seat) -> dict:
     again), the rolls left, and the boxes the dice may take with what each scores."""
     rolls = scorecard.turn_rolls
     faces, kept, _at = rolls[-1] if rolls else ("", "", None)
-    extra = len(set(faces)) == 1 and seat.yahtzee is not None
-    choices = rules.choices(map(int, faces), seat.scores) if faces else {}
+    dice = [int(face) for face in faces]
+    extra = bool(dice) and rules.is_extra_yahtzee(dice, seat.scores)
+    choices = rules.choices(dice, seat.scores) if dice else {}
     return {
         "seat": seat,
         "faces": faces,
         "dice": [
-            {"position": i, "face": int(face), "held": str(i) in kept}
-            for i, face in enumerate(faces, start=1)
+            {"position": i, "face": face, "held": str(i) in kept}
+            for i, face in enumerate(dice, start=1)
         ],
         "number": len(rolls),
         "rolls": rules.ROLLS,
@@ -144,7 +104,7 @@ def _play(scorecard, seat) -> dict:
             {"box": c.value, "label": box_name(c), "score": points} for c, points in choices.items()
         ],
         "extra": extra,
-        "bonus": extra and seat.yahtzee == rules.YAHTZEE_SCORE,
+        "bonus": extra and rules.yahtzee_bonus_due(seat.scores),
     }
 
 
@@ -163,9 +123,9 @@ def _result(seats) -> dict:
     }
 
 
-def _sheet_context(scorecard, *, error=None) -> dict:
+def _sheet_context(scorecard, user, *, error=None) -> dict:
     """What the card's whole sheet shows: its parts, and a row of cells per box."""
-    context = _parts(scorecard)
+    context = _parts(scorecard, user)
     rows = [
         {
             "box": c.value,
@@ -181,7 +141,7 @@ def _sheet_context(scorecard, *, error=None) -> dict:
 
 def _sheet(request, scorecard, *, error=None, status=200) -> HttpResponse:
     """The card's sheet alone: the fragment htmx swaps in."""
-    context = _sheet_context(scorecard, error=error)
+    context = _sheet_context(scorecard, request.user, error=error)
     response = render(request, "scorecards/card.html#sheet", context, status=status)
     response["X-Dados-Version"] = scorecard.version
     return response
@@ -190,7 +150,7 @@ def _sheet(request, scorecard, *, error=None, status=200) -> HttpResponse:
 def _patch(request, scorecard, since, cells) -> HttpResponse:
     """What changed after version `since`, for a page that shows that version: the
     written cells and the parts that follow them, all swapped in out of band."""
-    context = _parts(scorecard) | {"cells": cells, "oob": True}
+    context = _parts(scorecard, request.user) | {"cells": cells, "oob": True}
     response = render(request, "scorecards/card.html#patch", context)
     response["HX-Reswap"] = "none"
     # The page drops it if it no longer shows `since` (a later answer got there first).
@@ -215,15 +175,13 @@ def _changed_cells(scorecard, since) -> list[dict] | None:
     written = dict.fromkeys((seat_id, box) for items in changes for seat_id, box, *_ in items)
     cells = []
     for seat_id, box in written:
-        if (seat := scorecard.seat(seat_id)) is not None and box != BONUS:
+        if (seat := scorecard.seat(seat_id)) is not None and box != BONUS_BOX:
             cells.append(_cell(seat, box))
     return cells
 
 
 def _refused(request, pk, refused: Refused):
     """Answer a refused write: the message in the card fragment, or back on the page."""
-    if refused.access:
-        raise Http404 if refused.status == 404 else PermissionDenied
     if request.htmx:
         response = _sheet(request, _card(request, pk), error=refused.message, status=refused.status)
         if request.htmx.target == "picker":
@@ -236,18 +194,31 @@ def _refused(request, pk, refused: Refused):
     return redirect("scorecard", pk=pk)
 
 
-def _saved(request, scorecard):
+def answers_refusals(view):
+    """A card's view whose service may refuse: the refusal is the answer (_refused)."""
+
+    @functools.wraps(view)
+    def wrapped(request, pk, *args, **kwargs):
+        try:
+            return view(request, pk, *args, **kwargs)
+        except Refused as refused:
+            return _refused(request, pk, refused)
+
+    return wrapped
+
+
+def _saved(request, written: Written):
     """Answer a write: to the page that made it, only what changed, if that page was current
     (it sends the version it showed); otherwise the whole sheet."""
+    scorecard, change = written
     if not request.htmx:
         return redirect("scorecard", pk=scorecard.pk)
     since = services.parse_version(request.POST.get("version"))
-    recorded = getattr(scorecard, "recorded", None)
     # A roll records no change: its patch is the turn alone.
-    if (recorded or scorecard.is_digital) and since == scorecard.version - 1:
-        items = recorded.items if recorded else []
+    if (change or scorecard.is_digital) and since == scorecard.version - 1:
+        items = change.items if change else []
         cells = [_cell(scorecard.seat(seat_id), box) for seat_id, box, *_ in items]
-        return _patch(request, scorecard, since, [c for c in cells if c["box"] != BONUS])
+        return _patch(request, scorecard, since, [c for c in cells if c["box"] != BONUS_BOX])
     return _sheet(request, scorecard)
 
 
@@ -269,7 +240,7 @@ def scorecard_new(request):
     User = get_user_model()
     query = request.GET.get("q", "").replace("\x00", "").strip()[:60]
     chosen_ids = _ids(request.GET.getlist("p"))
-    active = User.objects.filter(is_active=True, plays=True).order_by("display_name", "username")
+    active = User.objects.filter(services.SEATABLE).order_by("display_name", "username")
     players = list(active.only("pk", "display_name", "username"))
     if query:
         needle = fold(query)
@@ -280,15 +251,6 @@ def scorecard_new(request):
     context["hidden"] = len(players) - len(shown)
     context["digital"] = _mode(request.GET.get("modo")) == Scorecard.DIGITAL
     return render(request, "scorecards/new.html", context)
-
-
-def _not_playing(people) -> str:
-    """Why these accounts cannot sit at a card: they do not play («Juega» in the admin)."""
-    return ngettext(
-        "%(names)s no juega en Dados y no puede estar en una tarjeta.",
-        "%(names)s no juegan en Dados y no pueden estar en una tarjeta.",
-        len(people),
-    ) % {"names": names_list([isolate_text(p.name) for p in people])}
 
 
 def _ids(raw_values) -> list[int]:
@@ -321,14 +283,14 @@ def scorecard_order(request):
         return players  # back to choosing them, with why
     if mode == Scorecard.DIGITAL and "tirar" in request.GET and len(players) > 1:
         # The app's dice decide who starts: rolled once, then carried in the address
-        # like sums typed in, so reloading the page does not roll again.
-        rounds = who_starts(len(players))
-        query = _query([p.pk for p in players], mode) + "".join(f"&s={r}" for r in rounds)
+        # signed, so reloading the page does not roll again and the address cannot lie.
+        ids = [p.pk for p in players]
+        query = _query(ids, mode, rolled=who_starts(ids))
         return redirect(reverse("scorecard_order") + "?" + query)
-    who = WhoStartsForm(request.GET, players)
+    who = WhoStartsForm(request.GET, players, digital=mode == Scorecard.DIGITAL)
     players = who.seating
     context = {
-        "moves": _moves(players, mode),
+        "moves": _moves(players, mode, rolled=who.signed),
         "players": players,
         "ids": [p.pk for p in players],
         "mode": mode,
@@ -352,8 +314,10 @@ def _seated(request, mode):
     found = get_user_model().objects.filter(is_active=True).in_bulk(ids)
     players = [found[i] for i in ids if i in found]
     back = reverse("scorecard_new")
-    if resting := [p for p in players if not p.plays]:
-        messages.error(request, _not_playing(resting))
+    try:
+        services.check_seatable(players)
+    except Refused as refused:
+        messages.error(request, refused.message)
         query = _query([p.pk for p in players if p.plays], mode)
         return redirect(back + ("?" + query if query else ""))
     if not players:
@@ -374,14 +338,21 @@ def _mode(raw) -> str:
     return Scorecard.DIGITAL if raw == Scorecard.DIGITAL else Scorecard.PRESENCIAL
 
 
-def _moves(players, mode) -> list[dict]:
-    """Each player with the seating orders one step up and one step down, as queries."""
+def _moves(players, mode, *, rolled=None) -> list[dict]:
+    """Each player with the seating orders one step up and one step down, as queries.
+    After the app's dice chose the starter (rolled), the links keep their result, so the
+    starter's seat, the first, is not one to move into or out of."""
     ids = [p.pk for p in players]
+    first = 1 if rolled else 0
     return [
         {
             "player": p,
-            "up": _query(_swap(ids, i, i - 1), mode) if i > 0 else None,
-            "down": _query(_swap(ids, i, i + 1), mode) if i < len(ids) - 1 else None,
+            "up": _query(_swap(ids, i, i - 1), mode, rolled=rolled) if i > first else None,
+            "down": (
+                _query(_swap(ids, i, i + 1), mode, rolled=rolled)
+                if first <= i < len(ids) - 1
+                else None
+            ),
         }
         for i, p in enumerate(players)
     ]
@@ -396,11 +367,14 @@ def _token(raw: str) -> uuid.UUID | None:
         return None
 
 
-def _query(ids, mode=Scorecard.PRESENCIAL) -> str:
-    """The order page's query for these players in this order, and the mode if digital."""
+def _query(ids, mode=Scorecard.PRESENCIAL, *, rolled=None) -> str:
+    """The order page's query for these players in this order, the mode if digital and
+    the app's signed rolls of «¿Quién empieza?» if any."""
     pairs = [("p", i) for i in ids]
     if mode == Scorecard.DIGITAL:
         pairs.append(("modo", Scorecard.DIGITAL))
+    if rolled:
+        pairs.append(("tiradas", rolled))
     return urlencode(pairs)
 
 
@@ -419,8 +393,6 @@ def scorecard_create(request):
     try:
         if len(found) != len(ids) or len(ids) != len(request.POST.getlist("p")):
             raise Refused(_("La lista de jugadores no es válida."))
-        if resting := [found[i] for i in ids if not found[i].plays]:
-            raise Refused(_not_playing(resting))
         scorecard = services.scorecard_create(
             organizer=request.user,
             players=[found[i] for i in ids],
@@ -458,70 +430,59 @@ def scorecard_detail(request, pk):
     scorecard = _card(request, pk)
     if request.htmx:
         return _sheet(request, scorecard)
-    return render(request, "scorecards/card.html", _sheet_context(scorecard))
+    return render(request, "scorecards/card.html", _sheet_context(scorecard, request.user))
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@vary_on_headers("HX-Request")
+@answers_refusals
 def box(request, pk, seat_id, box):
     """One box: its picker (GET) or its write (POST)."""
-    view = box_write if request.method == "POST" else box_picker
-    try:
-        return view(request, pk, seat_id, box)
-    except Refused as refused:
-        return _refused(request, pk, refused)
+    if request.method == "POST":
+        written = services.box_write(
+            scorecard_id=pk,
+            seat_id=seat_id,
+            box=box,
+            value=request.POST.get("value"),
+            was=request.POST.get("was"),
+            author=request.user,
+        )
+        return _saved(request, written)
+    return _box_picker(request, pk, seat_id, box)
 
 
-def box_write(request, pk, seat_id, box):
-    scorecard = services.box_write(
-        scorecard_id=pk,
-        seat_id=seat_id,
-        box=box,
-        value=request.POST.get("value"),
-        was=request.POST.get("was"),
-        author=request.user,
-    )
-    return _saved(request, scorecard)
-
-
-@vary_on_headers("HX-Request")
-def box_picker(request, pk, seat_id, box):
+def _box_picker(request, pk, seat_id, box):
     """The values a box may take; with the dice typed in, the score they make."""
-    scorecard = services.editable(pk, request.user, lock=False, by_hand=True)
+    scorecard = services.organized_card(pk, request.user, lock=False, by_hand=True)
     seat = scorecard.seat(seat_id)
     if box not in BOXES or seat is None:
         raise Http404
     dice = _dice(request.GET.get("dados", ""))
-    # Five of a kind once the Yahtzee box is used is an extra Yahtzee: the joker order
-    # places it (and adds the +100 after a 50), not this picker, which would offer 0 in
-    # Full for 44444. The Yahtzee box's own picker corrects that box.
-    extra = (
-        len(dice) == rules.DICE
-        and len(set(dice)) == 1
-        and seat.yahtzee is not None
-        and box not in (Category.YAHTZEE, BONUS)
-    )
-    rolled = len(dice) == rules.DICE and box != BONUS and not extra
-    current = getattr(seat, box)
+    rolled = len(dice) == rules.DICE and box != BONUS_BOX
+    # An extra Yahtzee is placed by the joker order (and adds the +100 after a 50), not by
+    # this picker, which would offer 0 in Full for 44444. The Yahtzee box's own picker
+    # corrects that box.
+    extra = rolled and box != Category.YAHTZEE and rules.is_extra_yahtzee(dice, seat.scores)
     context = {
         "scorecard": scorecard,
         "seat": seat,
         "box": box,
         "label": box_label(box),
-        "current": current,
-        "values": [v for v in services.allowed_values(box) if v != 0 or box == BONUS],
-        "can_scratch": box not in (Category.CHANCE, BONUS),
+        "current": getattr(seat, box),
+        "values": [v for v in services.allowed_values(box) if v != 0 or box == BONUS_BOX],
+        "can_scratch": box not in (Category.CHANCE, BONUS_BOX),
         "dice": dice,
         "dice_text": "".join(str(d) for d in dice),
         "faces": range(1, rules.FACES + 1),
-        "proposed": rules.score(dice, box) if rolled else None,
+        "proposed": rules.score(dice, box) if rolled and not extra else None,
         "extra_face": dice[0] if extra else None,
-        "with_dice": box != BONUS,
+        "with_dice": box != BONUS_BOX,
         # The bonus line counts extra Yahtzees: each is worth +100, and only after a 50.
-        "points": rules.YAHTZEE_BONUS if box == BONUS else None,
-        "bonus_refused": box == BONUS and seat.yahtzee != rules.YAHTZEE_SCORE,
+        "points": rules.YAHTZEE_BONUS if box == BONUS_BOX else None,
+        "bonus_refused": box == BONUS_BOX and not rules.yahtzee_bonus_due(seat.scores),
         # An extra Yahtzee is entered from its own picker, reached from these two.
-        "joker_offered": box in (Category.YAHTZEE, BONUS) and seat.yahtzee is not None,
+        "joker_offered": box in (Category.YAHTZEE, BONUS_BOX) and seat.yahtzee is not None,
     }
     template = "scorecards/picker.html#picker" if request.htmx else "scorecards/picker.html"
     return render(request, template, context)
@@ -538,29 +499,24 @@ def _dice(raw: str) -> list[int]:
 @login_required
 @require_http_methods(["GET", "POST"])
 @vary_on_headers("HX-Request")
+@answers_refusals
 def joker(request, pk, seat_id):
     """«Yahtzee adicional»: its picker (GET) or its write (POST)."""
-    view = joker_write if request.method == "POST" else joker_picker
-    try:
-        return view(request, pk, seat_id)
-    except Refused as refused:
-        return _refused(request, pk, refused)
+    if request.method == "POST":
+        written = services.joker_write(
+            scorecard_id=pk,
+            seat_id=seat_id,
+            face=request.POST.get("face"),
+            box=request.POST.get("box"),
+            author=request.user,
+        )
+        return _saved(request, written)
+    return _joker_picker(request, pk, seat_id)
 
 
-def joker_write(request, pk, seat_id):
-    scorecard = services.joker_write(
-        scorecard_id=pk,
-        seat_id=seat_id,
-        face=request.POST.get("face"),
-        box=request.POST.get("box"),
-        author=request.user,
-    )
-    return _saved(request, scorecard)
-
-
-def joker_picker(request, pk, seat_id):
+def _joker_picker(request, pk, seat_id):
     """The face of the five dice, then only the boxes the joker order allows."""
-    scorecard = services.editable(pk, request.user, lock=False, by_hand=True)
+    scorecard = services.organized_card(pk, request.user, lock=False, by_hand=True)
     seat = scorecard.seat(seat_id)
     if seat is None:
         raise Http404
@@ -579,7 +535,7 @@ def joker_picker(request, pk, seat_id):
         "face": face,
         "faces": range(1, rules.FACES + 1),
         "choices": choices,
-        "bonus": seat.yahtzee == rules.YAHTZEE_SCORE,
+        "bonus": rules.yahtzee_bonus_due(seat.scores),
     }
     template = "scorecards/joker.html#picker" if request.htmx else "scorecards/joker.html"
     return render(request, template, context)
@@ -587,73 +543,65 @@ def joker_picker(request, pk, seat_id):
 
 @login_required
 @require_POST
+@answers_refusals
 def undo(request, pk):
-    try:
-        scorecard = services.change_undo(
-            scorecard_id=pk, author=request.user, version=request.POST.get("version")
-        )
-    except Refused as refused:
-        return _refused(request, pk, refused)
-    return _saved(request, scorecard)
+    written = services.change_undo(
+        scorecard_id=pk, author=request.user, version=request.POST.get("version")
+    )
+    return _saved(request, written)
 
 
 @login_required
 @require_POST
-def turn_roll(request, pk):
+@answers_refusals
+def roll(request, pk):
     """«Tirar»: the server rolls the dice the player does not keep."""
-    try:
-        scorecard = services.turn_roll(
-            scorecard_id=pk,
-            author=request.user,
-            version=request.POST.get("version"),
-            shown=request.POST.get("dados"),
-            keep=request.POST.getlist("guardar"),
-        )
-    except Refused as refused:
-        return _refused(request, pk, refused)
-    return _saved(request, scorecard)
+    written = services.turn_roll(
+        scorecard_id=pk,
+        author=request.user,
+        version=request.POST.get("version"),
+        shown=request.POST.get("dados"),
+        keep=request.POST.getlist("guardar"),
+    )
+    return _saved(request, written)
 
 
 @login_required
 @require_POST
-def turn_score(request, pk):
+@answers_refusals
+def score(request, pk):
     """«Anotar»: the turn ends in the box the player chose; the last one ends the game."""
-    try:
-        scorecard = services.turn_score(
-            scorecard_id=pk,
-            author=request.user,
-            version=request.POST.get("version"),
-            box=request.POST.get("casilla"),
-        )
-    except Refused as refused:
-        return _refused(request, pk, refused)
-    if scorecard.is_finalized:
+    written = services.turn_score(
+        scorecard_id=pk,
+        author=request.user,
+        version=request.POST.get("version"),
+        box=request.POST.get("casilla"),
+    )
+    if written.scorecard.is_finalized:
         messages.success(request, _("Partida terminada. Ya está en el historial."))
         return redirect("scorecard", pk=pk)  # to htmx, a whole-page one (dados.middleware)
-    return _saved(request, scorecard)
+    return _saved(request, written)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 @vary_on_headers("HX-Request")
+@answers_refusals
 def finalize(request, pk):
     """«Finalizar y guardar resultados»: confirm (GET) with each player's total and
     position, then finalize (POST)."""
-    try:
-        if request.method == "GET":
-            return _finalize_confirm(request, pk)
-        # Required: the version whose totals the confirmation showed.
-        services.scorecard_finalize(
-            scorecard_id=pk, author=request.user, version=request.POST.get("version", "")
-        )
-    except Refused as refused:
-        return _refused(request, pk, refused)
+    if request.method == "GET":
+        return _finalize_confirm(request, pk)
+    # Required: the version whose totals the confirmation showed.
+    services.scorecard_finalize(
+        scorecard_id=pk, author=request.user, version=request.POST.get("version", "")
+    )
     messages.success(request, _("Resultados guardados. La partida ya está en el historial."))
     return redirect("scorecard", pk=pk)  # to htmx, a whole-page one (dados.middleware)
 
 
 def _finalize_confirm(request, pk):
-    scorecard = services.editable(pk, request.user, lock=False, by_hand=True)
+    scorecard = services.organized_card(pk, request.user, lock=False, by_hand=True)
     seats = list(scorecard.seats.all())
     standings = sorted(
         (
@@ -673,57 +621,15 @@ def _finalize_confirm(request, pk):
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@answers_refusals
 def discard(request, pk):
     """Discard a card in progress, after confirming."""
-    try:
-        if request.method == "POST":
-            services.scorecard_discard(scorecard_id=pk, author=request.user)
-            messages.success(request, _("Tarjeta descartada."))
-            return redirect("home")
-        scorecard = services.editable(pk, request.user, lock=False)
-    except Refused as refused:
-        return _refused(request, pk, refused)
+    if request.method == "POST":
+        services.scorecard_discard(scorecard_id=pk, author=request.user)
+        messages.success(request, _("Tarjeta descartada."))
+        return redirect("home")
+    scorecard = services.organized_card(pk, request.user, lock=False)
     return render(request, "scorecards/discard.html", {"scorecard": scorecard})
-
-
-def _log_summary(changes) -> str:
-    """A finished game's log in one sentence: entries, corrections, extra Yahtzees, undos."""
-    counts = {"entries": 0, "corrections": 0, "jokers": 0, "undos": 0}
-    for change in changes:
-        if change.kind == Change.Kind.UNDO:
-            counts["undos"] += 1
-        elif change.kind == Change.Kind.JOKER:
-            counts["jokers"] += 1
-        elif change.is_correction:
-            counts["corrections"] += 1
-        else:
-            counts["entries"] += 1
-    words = {
-        "total": ngettext("%(n)s cambio", "%(n)s cambios", len(changes)),
-        "entries": ngettext("%(n)s anotación", "%(n)s anotaciones", counts["entries"]),
-        "corrections": ngettext("%(n)s corrección", "%(n)s correcciones", counts["corrections"]),
-        "jokers": ngettext(
-            "%(n)s Yahtzee adicional", "%(n)s Yahtzees adicionales", counts["jokers"]
-        ),
-        "undos": ngettext("%(n)s deshecho", "%(n)s deshechos", counts["undos"]),
-    }
-    counts["total"] = len(changes)
-    parts = {key: text % {"n": counts[key]} for key, text in words.items()}
-    return _("%(total)s: %(entries)s, %(corrections)s, %(jokers)s y %(undos)s.") % parts
-
-
-def _turns_summary(changes) -> str:
-    """A finished digital game's log in one sentence: its turns, rolls and extra Yahtzees
-    (nothing in it was corrected or undone)."""
-    rolls = sum(len(change.turn) for change in changes)
-    jokers = sum(change.kind == Change.Kind.JOKER for change in changes)
-    parts = {
-        "turns": ngettext("%(n)s turno", "%(n)s turnos", len(changes)) % {"n": len(changes)},
-        "rolls": ngettext("%(n)s tirada", "%(n)s tiradas", rolls) % {"n": rolls},
-        "jokers": ngettext("%(n)s Yahtzee adicional", "%(n)s Yahtzees adicionales", jokers)
-        % {"n": jokers},
-    }
-    return _("%(turns)s, %(rolls)s y %(jokers)s.") % parts
 
 
 def _in_progress(user, limit) -> tuple[list[Scorecard], bool]:
@@ -824,44 +730,11 @@ def _spreadsheet_safe(text: str) -> str:
 @require_GET
 @cache_control(private=True, no_store=True)
 def scorecard_json(request, pk):
-    """One game as JSON: every box, bonuses, totals, positions, players, date, modality;
-    a digital game's also every roll of its finished turns, in order."""
+    """One game as JSON (Scorecard.to_dict)."""
     scorecard = _card(request, pk)
-    seats = list(scorecard.seats.all())
-    data = {
-        "partida": scorecard.pk,
-        "modalidad": scorecard.mode,
-        "creada": scorecard.created_at.isoformat(),
-        "finalizada": scorecard.finalized_at.isoformat() if scorecard.finalized_at else None,
-        "organizador": scorecard.organizer.name,
-        "jugadores": [
-            {
-                "jugador": seat.player.name,
-                "turno": seat.order + 1,
-                "casillas": {c.value: getattr(seat, c) for c in Category},
-                "bonus_yahtzee": seat.yahtzee_bonuses,
-                "totales": dataclasses.asdict(seat.totals),
-                "posicion": place,
-            }
-            for seat, place in zip(seats, scorecard.places, strict=True)
-        ],
-    }
-    if scorecard.is_digital:
-        names = {seat.pk: seat.player.name for seat in seats}
-        data["tiradas"] = [
-            {
-                "jugador": names.get(roll.seat_id, ""),
-                "ronda": roll.round,
-                "tirada": roll.number,
-                "dados": roll.dice,
-                "guardados": roll.kept,
-                "hora": roll.rolled_at.isoformat(),
-                # The box the turn ended in (a joker's bonus line comes after it).
-                "casilla": roll.change.items[0][1],
-            }
-            for roll in scorecard.rolls.select_related("change").order_by("pk")
-        ]
-    response = JsonResponse(data, json_dumps_params={"ensure_ascii": False, "indent": 2})
+    response = JsonResponse(
+        scorecard.to_dict(), json_dumps_params={"ensure_ascii": False, "indent": 2}
+    )
     response["Content-Disposition"] = f'attachment; filename="dados-partida-{scorecard.pk}.json"'
     return response
 

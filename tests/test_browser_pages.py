@@ -47,7 +47,7 @@ def world():
     digital = services.scorecard_create(organizer=organizer, players=[ana, ben], mode="digital")
     digital = services.turn_roll(
         scorecard_id=digital.pk, author=ana, version=digital.version, shown="", keep=[]
-    )
+    ).scorecard
     # Two dice held, the others rolled again: the dice and the free boxes show.
     services.turn_roll(
         scorecard_id=digital.pk,
@@ -76,13 +76,13 @@ def play_through(organizer, players):
     while not card.is_finalized:
         card = services.turn_roll(
             scorecard_id=card.pk, author=organizer, version=card.version, shown="", keep=[]
-        )
+        ).scorecard
         seat = card.seats.order_by("order")[rules.turn(s.filled for s in card.seats.all())[1]]
         faces = [int(face) for face in card.turn_rolls[-1][0]]
         box = next(iter(rules.choices(faces, seat.scores)))
         card = services.turn_score(
             scorecard_id=card.pk, author=organizer, version=card.version, box=box
-        )
+        ).scorecard
     return card
 
 

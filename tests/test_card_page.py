@@ -8,7 +8,8 @@ from django.urls import reverse
 from django.utils import translation
 
 from scorecards import services
-from scorecards.models import BONUS, Scorecard
+from scorecards.labels import BONUS_BOX
+from scorecards.models import Scorecard
 from scorecards.services import Refused
 from tests.factories import UserFactory, enter, fill, full_card, make_scorecard, seat_of
 
@@ -199,7 +200,7 @@ def test_a_bonus_is_refused_at_entry_without_50_in_yahtzee(card, organizer, ana)
             services.box_write(
                 scorecard_id=card.pk,
                 seat_id=seat.pk,
-                box=BONUS,
+                box=BONUS_BOX,
                 value="1",
                 was="0",
                 author=organizer,
@@ -213,7 +214,7 @@ def test_a_50_with_bonuses_is_not_corrected_away_until_they_go(card, organizer, 
     seat = seat_of(card, ana)
     enter(card, seat, organizer, yahtzee=50)
     services.box_write(
-        scorecard_id=card.pk, seat_id=seat.pk, box=BONUS, value="2", was="0", author=organizer
+        scorecard_id=card.pk, seat_id=seat.pk, box=BONUS_BOX, value="2", was="0", author=organizer
     )
     # Without the 50 the bonuses would still count in the total and the positions.
     for value in ("0", ""):
@@ -230,7 +231,7 @@ def test_a_50_with_bonuses_is_not_corrected_away_until_they_go(card, organizer, 
         seat.refresh_from_db()
         assert (seat.yahtzee, seat.yahtzee_bonuses) == (50, 2)
     services.box_write(
-        scorecard_id=card.pk, seat_id=seat.pk, box=BONUS, value="0", was="2", author=organizer
+        scorecard_id=card.pk, seat_id=seat.pk, box=BONUS_BOX, value="0", was="2", author=organizer
     )
     services.box_write(
         scorecard_id=card.pk, seat_id=seat.pk, box="yahtzee", value="0", was="50", author=organizer
@@ -244,7 +245,7 @@ def test_bonuses_saved_before_the_rule_can_still_be_lowered(card, organizer, ana
     seat.yahtzee, seat.yahtzee_bonuses = 0, 2  # an inconsistent card from before
     seat.save()
     services.box_write(
-        scorecard_id=card.pk, seat_id=seat.pk, box=BONUS, value="1", was="2", author=organizer
+        scorecard_id=card.pk, seat_id=seat.pk, box=BONUS_BOX, value="1", was="2", author=organizer
     )
     seat.refresh_from_db()
     assert seat.yahtzee_bonuses == 1
@@ -254,7 +255,7 @@ def test_the_bonus_picker_shows_points_and_leads_to_the_extra_yahtzee(
     org_client, card, organizer, ana
 ):
     seat = seat_of(card, ana)
-    url = reverse("box", args=[card.pk, seat.pk, BONUS])
+    url = reverse("box", args=[card.pk, seat.pk, BONUS_BOX])
     html = org_client.get(url).text
     assert "Ana</bdi> no tiene 50 en Yahtzee" in html
     assert re.search(r'value="1" disabled>1 <small>\+100</small>', html)

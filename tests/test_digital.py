@@ -9,12 +9,14 @@ from datetime import datetime
 
 import pytest
 from django.db import IntegrityError, transaction
+from django.http import Http404
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
 from scorecards import dice, rules, services
-from scorecards.models import BONUS, Change, Roll, Scorecard, Seat
+from scorecards.labels import BONUS_BOX
+from scorecards.models import Change, Roll, Scorecard, Seat
 from scorecards.rules import Category
 from scorecards.services import Refused
 from tests.dice import Scripted, Seeded
@@ -63,7 +65,7 @@ def roll(card, author, keep=(), *, shown=None, version=None):
         version=current.version if version is None else version,
         shown=shown,
         keep=[str(position) for position in keep],
-    )
+    ).scorecard
 
 
 def score(card, author, box, *, version=None):
@@ -72,7 +74,7 @@ def score(card, author, box, *, version=None):
         author=author,
         version=now(card).version if version is None else version,
         box=box,
-    )
+    ).scorecard
 
 
 def play(card, author, faces, box):
@@ -91,7 +93,7 @@ def state(card):
         "version": current.version,
         "turn_rolls": current.turn_rolls,
         "finalized_at": current.finalized_at,
-        "seats": list(seats.values_list(*boxes, BONUS, "total", "place")),
+        "seats": list(seats.values_list(*boxes, BONUS_BOX, "total", "place")),
         "changes": list(Change.objects.filter(scorecard=card).values_list("pk", "items")),
         "rolls": list(Roll.objects.filter(scorecard=card).values_list("pk", "dice", "kept")),
     }
@@ -340,7 +342,8 @@ def test_a_stranger_is_told_the_card_does_not_exist(scripted, digital, ana, carl
     roll(digital, ana)
     before = state(digital)
     for action in (lambda: roll(digital, carla, [1]), lambda: score(digital, carla, "chance")):
-        assert refused(action, 404, "Esa tarjeta no existe.").access
+        with pytest.raises(Http404):
+            action()
     assert state(digital) == before
 
 
@@ -498,7 +501,7 @@ def test_an_extra_yahtzee_after_a_50_takes_its_own_box_and_the_bonus(scripted, d
     assert (seat.fours, seat.yahtzee_bonuses, seat.totals.yahtzee_bonus) == (20, 1, 100)
     change = latest_change(digital)
     assert change.kind == Change.Kind.JOKER
-    assert change.items == [[seat.pk, "fours", None, 20], [seat.pk, BONUS, 0, 1]]
+    assert change.items == [[seat.pk, "fours", None, 20], [seat.pk, BONUS_BOX, 0, 1]]
     assert change.rolls.get().dice == "44444"
 
 
@@ -556,7 +559,7 @@ def test_a_box_before_rolling_is_refused(digital, ana):
     assert state(digital) == before
 
 
-@pytest.mark.parametrize("box", ["bogus", "", None, BONUS, "Chance", " chance", "\u0661"])
+@pytest.mark.parametrize("box", ["bogus", "", None, BONUS_BOX, "Chance", " chance", "\u0661"])
 def test_an_unknown_box_is_refused(scripted, digital, ana, box):
     queue("12345")
     roll(digital, ana)

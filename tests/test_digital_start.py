@@ -1,9 +1,12 @@
 """Starting a digital game: «Con dados virtuales», «¿Quién empieza?» with the app's dice,
 and the card it creates."""
 
+import json
 import re
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.core import signing
 from django.urls import reverse
 
 from scorecards.models import Scorecard
@@ -49,10 +52,10 @@ def test_the_app_rolls_who_starts_and_only_the_tied_roll_again(
         reverse("scorecard_order"), {"p": ids, "modo": "digital", "tirar": "1"}
     )
     assert response.status_code == 302
-    assert response.url == (
-        reverse("scorecard_order")
-        + f"?p={ana.pk}&p={ben.pk}&p={carla.pk}&modo=digital&s=15,20,20&s=12,25"
-    )
+    query = parse_qs(urlsplit(response.url).query)
+    assert query["p"] == [str(ana.pk), str(ben.pk), str(carla.pk)]
+    assert query["modo"] == ["digital"]
+    assert "s" not in query  # the rolls travel only signed
     # The result lives in the address: reloading it rolls nothing (scripted is empty).
     text = org_client.get(response.url).text
     assert "Empieza <bdi>Carla</bdi>" in text
@@ -125,3 +128,123 @@ def test_the_new_card_shows_whose_turn_and_who_may_roll(client, organizer, ana, 
         assert "/casilla/" not in text
         assert 'id="undo-button"' not in text
         assert "Finalizar y guardar resultados" not in text
+
+
+# «¿Quién empieza?» with the app's dice: the address carries the rolls signed, bound to
+# the players they were rolled for; nothing else in it may decide who starts.
+
+FORGED = "Esas tiradas no las hizo la app: vuelve a tirar los dados."
+TYPED = "Con dados virtuales no se escriben las sumas: las tira la app."
+
+
+def _roll_who_starts(org_client, scripted, players):
+    """Ana rolls 15, Ben 20 and Carla 20 (those of them given), then the tied Ben 12 and
+    Carla 25: the address the app sends the organizer to, and its signed `tiradas`."""
+    scripted += [3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4][: 5 * len(players)]
+    scripted += [2, 2, 2, 3, 3, 5, 5, 5, 5, 5]
+    response = org_client.get(
+        reverse("scorecard_order"),
+        {"p": [p.pk for p in players], "modo": "digital", "tirar": "1"},
+    )
+    assert response.status_code == 302
+    query = parse_qs(urlsplit(response.url).query)
+    assert list(query) == ["p", "modo", "tiradas"]
+    return response.url, query["tiradas"][0]
+
+
+def _order(org_client, players, **query):
+    return org_client.get(
+        reverse("scorecard_order"), {"p": [p.pk for p in players], "modo": "digital"} | query
+    )
+
+
+def _refused(response, message, players):
+    """The page says why, shows no result and leaves the table as it was sent."""
+    assert response.status_code == 200
+    assert f'<p class="alert alert-error" role="alert" id="who-error">{message}</p>' in (
+        response.text
+    )
+    assert "Empieza" not in response.text
+    assert "Tirar los dados para decidirlo" in response.text
+    seated = re.findall(r'name="p" value="(\d+)"', response.text)
+    assert seated[: len(players)] == [str(p.pk) for p in players]
+
+
+def test_the_seating_links_keep_the_result_the_app_rolled(org_client, ana, ben, carla, scripted):
+    url, _signed = _roll_who_starts(org_client, scripted, [ana, ben, carla])
+    text = org_client.get(url).text
+    assert "Empieza <bdi>Carla</bdi>" in text
+    # Carla's seat is the dice's: neither she nor the player after her may move past it.
+    assert 'aria-label="Bajar a \u2068Carla\u2069"' not in text
+    assert 'aria-label="Subir a \u2068Ana\u2069"' not in text
+    down = re.search(r'href="\?([^"]*)" aria-label="Bajar a \u2068Ana\u2069"', text).group(1)
+    text = org_client.get(reverse("scorecard_order") + "?" + down.replace("&amp;", "&")).text
+    assert "Empieza <bdi>Carla</bdi>" in text
+    assert "<strong><bdi>Carla</bdi>: 25</strong>" in text
+    assert "<bdi>Ana</bdi>: 15" in text
+    assert re.findall(r'name="p" value="(\d+)"', text)[:3] == [
+        str(carla.pk),
+        str(ben.pk),
+        str(ana.pk),
+    ]
+
+
+def test_the_signed_rolls_seat_the_starter_first_in_any_order(
+    org_client, ana, ben, carla, scripted
+):
+    _url, signed = _roll_who_starts(org_client, scripted, [ana, ben, carla])
+    text = _order(org_client, [ben, carla, ana], tiradas=signed).text
+    assert "Empieza <bdi>Carla</bdi>" in text
+    assert re.findall(r'name="p" value="(\d+)"', text)[:3] == [
+        str(carla.pk),
+        str(ana.pk),
+        str(ben.pk),
+    ]
+
+
+@pytest.mark.parametrize("rounds", [["5,30"], ["30,5"], ["20,20", "5,30"], ["9" * 5000], ["ñ,€"]])
+def test_rolls_written_in_a_digital_address_are_refused(org_client, ana, ben, rounds):
+    _refused(_order(org_client, [ana, ben], s=rounds), FORGED, [ana, ben])
+
+
+def test_plain_rolls_beside_signed_ones_are_refused(org_client, ana, ben, scripted):
+    _url, signed = _roll_who_starts(org_client, scripted, [ana, ben])
+    response = _order(org_client, [ana, ben], tiradas=signed, s=["5,30"])
+    _refused(response, FORGED, [ana, ben])
+
+
+def test_typed_sums_are_refused_in_a_digital_game(org_client, ana, ben, scripted):
+    for typed in (["12", "25"], ["9" * 5000], ["ñ", "x", "30"]):
+        _refused(_order(org_client, [ana, ben], t=typed), TYPED, [ana, ben])
+    _url, signed = _roll_who_starts(org_client, scripted, [ana, ben])
+    _refused(_order(org_client, [ana, ben], tiradas=signed, t=["5"]), TYPED, [ana, ben])
+
+
+def test_tampered_signed_rolls_are_refused(org_client, ana, ben, scripted):
+    _url, signed = _roll_who_starts(org_client, scripted, [ana, ben])
+    assert "Empieza <bdi>Ben</bdi>" in _order(org_client, [ana, ben], tiradas=signed).text
+    payload, signature = signed.rsplit(":", 1)
+    rolled = json.loads(signing.b64_decode(payload.encode()))
+    assert rolled == [[ana.pk, ben.pk], ["15,20"]]
+    other = signing.b64_encode(json.dumps([[ana.pk, ben.pk], ["30,5"]]).encode()).decode()
+    flipped = signature[:-1] + ("A" if signature[-1] != "A" else "B")
+    unsalted = signing.Signer().sign_object([[ana.pk, ben.pk], ["30,5"]])
+    for forged in (f"{other}:{signature}", f"{payload}:{flipped}", unsalted):
+        _refused(_order(org_client, [ana, ben], tiradas=forged), FORGED, [ana, ben])
+
+
+def test_signed_rolls_are_refused_for_other_players(org_client, ana, ben, carla, scripted):
+    _url, signed = _roll_who_starts(org_client, scripted, [ana, ben])
+    for players in ([ana, carla], [carla, ben], [ana, ben, carla], [ana]):
+        response = _order(org_client, players, tiradas=signed)
+        if len(players) > 1:
+            _refused(response, FORGED, players)
+        else:
+            assert "Empieza" not in response.text
+
+
+@pytest.mark.parametrize(
+    "junk", ["", "x", ":", "a:b:c", "9" * 5000, "ñandú:€", "\x00", "e30:" + "A" * 27]
+)
+def test_junk_signed_rolls_are_refused_not_a_500(org_client, ana, ben, junk):
+    _refused(_order(org_client, [ana, ben], tiradas=junk), FORGED, [ana, ben])

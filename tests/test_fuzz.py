@@ -30,7 +30,8 @@ from hypothesis import strategies as st
 
 from accounts.names import fold, hidden_characters
 from scorecards import rules, services
-from scorecards.models import BONUS, Change, Roll, Scorecard, Seat
+from scorecards.labels import BONUS_BOX
+from scorecards.models import Change, Roll, Scorecard, Seat
 from scorecards.rules import Category
 from tests.dice import Scripted
 from tests.factories import UserFactory, fill, make_scorecard
@@ -464,7 +465,7 @@ def box_outcome(user, card, seat, box, value, was):
         new, seen = parse_score(value), parse_score(was)
     except ValueError:
         raise Refusal("malformed") from None
-    if box == BONUS:
+    if box == BONUS_BOX:
         new = new or 0  # «Sin anotar» on the bonus line: no bonuses (the column is NOT NULL)
     if new is not None and new not in services.allowed_values(box):
         raise Refusal("impossible score")
@@ -474,7 +475,7 @@ def box_outcome(user, card, seat, box, value, was):
         return new  # already there: a retry is confirmed, whatever it believed was there
     if getattr(seat, box) != seen:
         raise Refusal("stale")
-    if box == BONUS and new > seat.yahtzee_bonuses and seat.yahtzee != rules.YAHTZEE_SCORE:
+    if box == BONUS_BOX and new > seat.yahtzee_bonuses and seat.yahtzee != rules.YAHTZEE_SCORE:
         raise Refusal("bonus without 50")
     if box == "yahtzee" and seat.yahtzee == rules.YAHTZEE_SCORE and seat.yahtzee_bonuses:
         raise Refusal("50 with bonuses")  # new != current here
@@ -569,7 +570,7 @@ def test_box_writes_survive_hostile_data(world, data):
 def test_sin_anotar_on_the_bonus_line_means_no_bonuses(world):
     """Found by the fuzzer: a blank bonus count hit the NOT NULL column, a 500."""
     seat = world.cards["A"].seats.get(player__username="ana")
-    url = reverse("box", args=[world.cards["A"].pk, seat.pk, BONUS])
+    url = reverse("box", args=[world.cards["A"].pk, seat.pk, BONUS_BOX])
     client = world.clients["organizer"]
     seat.yahtzee = 50
     seat.save()
@@ -670,9 +671,11 @@ def test_extra_yahtzees_survive_hostile_data(world, data):
             ("change", change, "+"),
         }
         if seat.yahtzee == 50:
-            expected.add(("seat", seat.pk, BONUS))
-            expected_items.append([seat.pk, BONUS, seat.yahtzee_bonuses, seat.yahtzee_bonuses + 1])
-            assert after["seat"][seat.pk][BONUS] == seat.yahtzee_bonuses + 1
+            expected.add(("seat", seat.pk, BONUS_BOX))
+            expected_items.append(
+                [seat.pk, BONUS_BOX, seat.yahtzee_bonuses, seat.yahtzee_bonuses + 1]
+            )
+            assert after["seat"][seat.pk][BONUS_BOX] == seat.yahtzee_bonuses + 1
         assert changes == expected
         assert after["change"][change]["items"] == expected_items
         assert after["seat"][seat.pk][category.value] == score
@@ -911,14 +914,14 @@ def test_a_replayed_box_write_is_refused_once_the_box_has_moved_on(world, data):
         card = world.cards["A"]
         seat = data.draw(st.sampled_from(list(card.seats.all())), label="seat")
         box = data.draw(st.sampled_from(BOX_NAMES), label="box")
-        if box == BONUS:  # bonuses only after a 50 in Yahtzee
+        if box == BONUS_BOX:  # bonuses only after a 50 in Yahtzee
             seat.yahtzee = rules.YAHTZEE_SCORE
             seat.save()
         if box == "yahtzee":  # and a 50 with bonuses is not corrected away
             seat.yahtzee_bonuses = 0
             seat.save()
         current = getattr(seat, box)
-        values = [*services.allowed_values(box), *([None] if box != BONUS else [])]
+        values = [*services.allowed_values(box), *([None] if box != BONUS_BOX else [])]
         first = data.draw(st.sampled_from([v for v in values if v != current]), label="first")
         then = [v for v in values if v not in (first, current)]
         hypothesis.assume(then)
@@ -1053,7 +1056,9 @@ def play_turn(card, author, box, faces):
     card.refresh_from_db()
     services.turn_roll(scorecard_id=card.pk, author=author, version=card.version, shown="", keep=[])
     card.refresh_from_db()
-    return services.turn_score(scorecard_id=card.pk, author=author, version=card.version, box=box)
+    return services.turn_score(
+        scorecard_id=card.pk, author=author, version=card.version, box=box
+    ).scorecard
 
 
 @pytest.fixture
@@ -1391,8 +1396,8 @@ def test_scores_survive_hostile_data(play, data):
             *(("roll", pk, "+") for pk in rolls),
         }
         if bonus:
-            items.append([seat.pk, BONUS, seat.yahtzee_bonuses, seat.yahtzee_bonuses + 1])
-            expected.add(("seat", seat.pk, BONUS))
+            items.append([seat.pk, BONUS_BOX, seat.yahtzee_bonuses, seat.yahtzee_bonuses + 1])
+            expected.add(("seat", seat.pk, BONUS_BOX))
         finished = after["scorecard"][card.pk]["finalized_at"] is not None
         if finished:  # Ana's last box, the last of the game
             assert world.card_name(card) == "L"

@@ -10,7 +10,8 @@ from django.test import Client
 from django.urls import reverse
 
 from scorecards import services, views
-from scorecards.models import BONUS, Scorecard
+from scorecards.labels import BONUS_BOX
+from scorecards.models import Scorecard
 from tests.factories import UserFactory, fill, make_scorecard, seat_of
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +41,7 @@ def write(card, player, box, value, was="", author=None):
         value=value,
         was=was,
         author=author or card.organizer,
-    )
+    ).scorecard
 
 
 def oob_cells(html) -> set[str]:
@@ -152,7 +153,7 @@ def test_a_bonus_a_joker_and_an_undo_since_the_page_are_patched_too(client, card
         box="twos",
         author=organizer,
     )
-    write(card, ana, BONUS, "2", was="1")
+    write(card, ana, BONUS_BOX, "2", was="1")
     services.change_undo(scorecard_id=card.pk, author=organizer, version=version_of(card))
     html = live(client, card, 1).text
     # the bonus line is a sum row, not a cell

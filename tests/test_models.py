@@ -8,7 +8,8 @@ from django.db.models import ProtectedError
 from django.utils import translation
 
 from scorecards import rules, services
-from scorecards.models import BONUS, Change, FinalizedError, Scorecard, Seat
+from scorecards.labels import BONUS_BOX
+from scorecards.models import Change, FinalizedError, Scorecard, Seat
 from scorecards.rules import Category
 from tests.factories import UserFactory, enter, fill, full_card, make_scorecard, seat_of
 
@@ -20,26 +21,49 @@ def finalize(card):
     return services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
 
 
-# ScorecardQuerySet: who sees a card, and who may change it
+# Who sees a card (ScorecardQuerySet.for_user), and what they may do on it (Scorecard.access)
+
+
+def _access(card, user):
+    seen = Scorecard.objects.for_user(user).with_seats().filter(pk=card.pk).first()
+    if seen is None:
+        return None
+    access = seen.access(user)
+    return (access.organizes, access.writes_by_hand, access.plays_turn, access.watches)
 
 
 def test_a_card_is_seen_by_its_organizer_its_players_and_staff(card, organizer, ana):
     staff, stranger = UserFactory(is_staff=True), UserFactory()
-    seen = {
-        user: Scorecard.objects.for_user(user).filter(pk=card.pk).first()
-        for user in (organizer, ana, staff, stranger)
-    }
-    assert seen[organizer].editable is True
-    assert seen[ana].editable is False  # a player follows the card, does not change it
-    assert seen[staff].editable is True
-    assert seen[stranger] is None
+    # (organizes, writes by hand, plays the turn, watches)
+    assert _access(card, organizer) == (True, True, False, False)
+    assert _access(card, ana) == (False, False, False, True)  # follows the card, no more
+    assert _access(card, staff) == (True, True, False, False)
+    assert _access(card, stranger) is None
+
+
+def test_on_a_digital_card_the_turn_is_played_by_its_player_or_the_organizer(organizer, ana, ben):
+    card = services.scorecard_create(
+        organizer=organizer, players=[ana, ben], mode=Scorecard.DIGITAL
+    )
+    staff = UserFactory(is_staff=True)
+    # Ana's turn: nobody writes by hand; staff may discard the card, but not play.
+    assert _access(card, ana) == (False, False, True, False)
+    assert _access(card, ben) == (False, False, False, True)
+    assert _access(card, organizer) == (True, False, True, False)
+    assert _access(card, staff) == (True, False, False, True)
+    seen = Scorecard.objects.with_seats().get(pk=card.pk)
+    assert [seen.access(user).takes_part for user in (ana, organizer, staff)] == [
+        True,
+        True,
+        False,
+    ]
 
 
 def test_a_finalized_card_is_editable_for_nobody(card, organizer, ana):
     finalize(card)
     staff = UserFactory(is_staff=True)
     for user in (organizer, ana, staff):
-        assert Scorecard.objects.for_user(user).get(pk=card.pk).editable is False
+        assert _access(card, user) == (False, False, False, True)
 
 
 def test_involving_lists_each_card_once_for_its_organizer_and_players(organizer, ana, ben):
@@ -234,7 +258,7 @@ def test_the_database_takes_every_possible_score_and_no_other(card, ana, box):
 @pytest.mark.parametrize(
     ("field", "good", "bad"),
     [
-        (BONUS, [0, rules.MAX_YAHTZEE_BONUSES], [-1, rules.MAX_YAHTZEE_BONUSES + 1]),
+        (BONUS_BOX, [0, rules.MAX_YAHTZEE_BONUSES], [-1, rules.MAX_YAHTZEE_BONUSES + 1]),
         ("total", [0, 1575], [-1]),
         ("place", [1], [-1]),
         ("order", [0, 5], [-1]),

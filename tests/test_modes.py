@@ -235,11 +235,11 @@ def turn(card, author, box, *rolls):
             version=str(card.version),
             shown=card.turn_rolls[-1][0] if card.turn_rolls else "",
             keep=[str(position) for position in keep],
-        )
+        ).scorecard
         assert Scripted.faces == []
     return services.turn_score(
         scorecard_id=card.pk, author=author, version=str(card.version), box=box
-    )
+    ).scorecard
 
 
 def test_the_json_of_a_digital_game_has_its_mode_and_every_roll(scripted, ana_client, ana, ben):
@@ -250,7 +250,7 @@ def test_the_json_of_a_digital_game_has_its_mode_and_every_roll(scripted, ana_cl
     Scripted.faces[:] = [1, 1, 2, 2, 3]
     card = services.turn_roll(
         scorecard_id=card.pk, author=ana, version=str(card.version), shown="", keep=[]
-    )
+    ).scorecard
     assert card.turn_rolls[0][0] == "11223"
     data = json.loads(ana_client.get(reverse("scorecard_json", args=[card.pk])).content)
     assert data["modalidad"] == "digital"

@@ -375,14 +375,14 @@ def turn_roll(card, author, keep=()):
         version=str(card.version),
         shown=card.turn_rolls[-1][0] if card.turn_rolls else "",
         keep=[str(position) for position in keep],
-    )
+    ).scorecard
 
 
 def turn_score(card, author, box):
     card.refresh_from_db()
     return services.turn_score(
         scorecard_id=card.pk, author=author, version=str(card.version), box=box
-    )
+    ).scorecard
 
 
 @pytest.fixture

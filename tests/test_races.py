@@ -130,7 +130,7 @@ def _write_while_held(card, seat, box, value, organizer, held):
                 value=value,
                 was="",
                 author=organizer,
-            )
+            ).scorecard
         except Refused as refused:
             result["refused"] = refused
         finally:

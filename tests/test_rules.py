@@ -121,6 +121,9 @@ def test_public_names_are_exactly_the_documented_ones():
         "joker_boxes",
         "choices",
         "positions",
+        "turn",
+        "is_extra_yahtzee",
+        "yahtzee_bonus_due",
     }
     assert all(hasattr(rules, name) for name in rules.__all__)
 
@@ -665,3 +668,24 @@ def test_an_extra_yahtzee_offers_only_the_joker_order(yahtzee):
 def test_choices_refuse_what_is_not_a_roll():
     with pytest.raises(ValueError, match="A roll is"):
         rules.choices([1, 2, 3], {})
+
+
+@pytest.mark.parametrize("yahtzee", [None, 0, 50])
+def test_an_extra_yahtzee_is_five_of_a_kind_once_the_yahtzee_box_is_filled(yahtzee):
+    card = {Category.YAHTZEE: yahtzee}
+    for dice in itertools.product(range(1, 7), repeat=5):
+        expected = len(set(dice)) == 1 and yahtzee is not None
+        assert rules.is_extra_yahtzee(dice, card) is expected, dice
+
+
+@pytest.mark.parametrize(("yahtzee", "due"), [(None, False), (0, False), (50, True)])
+def test_the_yahtzee_bonus_is_due_only_after_a_50(yahtzee, due):
+    assert rules.yahtzee_bonus_due({Category.YAHTZEE: yahtzee}) is due
+    # The same rule the card's consistency check applies to a bonus already counted.
+    problems = rules.inconsistencies({Category.YAHTZEE: yahtzee, Category.ONES: 5}, 1)
+    assert any(p.kind == "bonus_without_yahtzee" for p in problems) is not due
+
+
+def test_is_extra_yahtzee_refuses_what_is_not_a_roll():
+    with pytest.raises(ValueError, match="A roll is 5 dice"):
+        rules.is_extra_yahtzee([6, 6, 6, 6], {})
