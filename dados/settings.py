@@ -130,7 +130,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django_htmx",
-    "accounts.apps.AxesConfig",  # django-axes, its admin section in Spanish
+    "axes",
     "accounts",
     "scorecards",
 ]
@@ -193,6 +193,9 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_LOCKOUT_TEMPLATE = "registration/lockout.html"
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "accounts.security.client_ip"
+# Its records are in the admin as accounts' proxies of its models, which name them in
+# Spanish (accounts.admin), rather than as axes registers them.
+AXES_ENABLE_ADMIN = False
 TRUSTED_PROXIES = envlist("TRUSTED_PROXIES", "")
 # The dice of digital games: a dotted path to a class whose instances have randint(), as
 # random.Random's. The server rolls with the operating system's randomness; only tests
