@@ -6,19 +6,34 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-# Local serving runs with DEBUG on and a throwaway key; production sets its own.
+# Local serving runs with DEBUG on and a throwaway key; production sets its own. The
+# tests' settings are in pyproject.toml ([tool.pytest_env]), so plain pytest has them too.
 RUN_ENV := DEBUG=$${DEBUG:-true}
-TEST_ENV := DEBUG=false SECURE_SSL_REDIRECT=false SECRET_KEY=dados-test-only-secret-key-not-for-deployment-0123456789
+# pytest-xdist processes: one per core is what this 2-core machine does best (make test).
+WORKERS ?= 2
 
-.PHONY: run test bench lint format migrate venv clean chromium
+.PHONY: run test check bench lint format migrate venv lock clean chromium
 
-$(STAMP): pyproject.toml
+# What the tests passed with: every package pinned, with its hashes. requirements.lock is
+# what a deployment installs; requirements-dev.lock adds the tools (pyproject.toml's dev
+# group) at the same versions. `pip check` fails when pyproject.toml asks for a package the
+# locks lack: run `make lock`.
+$(STAMP): requirements-dev.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade "pip>=25.1"
-	$(BIN)/python -m pip install --quiet -e . --group dev
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements-dev.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(BIN)/python -m pip check
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+# Updates both locks to the newest releases pyproject.toml's ranges allow; commit them
+# once `make test` passes.
+UV_COMPILE := $(BIN)/uv pip compile pyproject.toml --universal --python-version 3.12 --generate-hashes --quiet
+lock: $(STAMP)
+	$(UV_COMPILE) --group dev --upgrade -o requirements-dev.lock
+	$(UV_COMPILE) -c requirements-dev.lock -o requirements.lock
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements-dev.lock
 
 # English: the .po file is the source, the compiled .mo is built here (ignored by git).
 # Defined before any rule that lists $(MO) as a prerequisite: make expands those at once.
@@ -49,6 +64,12 @@ format: $(STAMP)
 
 # axe-core, injected into pages by the accessibility tests.
 node_modules/.installed-stamp: package.json package-lock.json
+	@command -v npm >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm; \
+	  else \
+	    echo "npm is missing: run 'sudo apt-get install npm' and try again." >&2; exit 1; \
+	  fi; }
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
@@ -61,12 +82,16 @@ chromium:
 	    echo "Chromium is missing: run 'sudo apt-get install chromium' and try again." >&2; exit 1; \
 	  fi; }
 
-# The whole suite twice: on SQLite, then on a throwaway PostgreSQL server.
+# While working: ruff and the SQLite suite without the browser and server-starting tests
+# (PostgreSQL's own skip themselves). A few minutes; `make test` before pushing.
+check: $(STAMP) $(MO) lint
+	$(BIN)/pytest -n $(WORKERS) -m "not browser and not server"
+
+# Every test, on both databases: the whole suite on SQLite, then everything but the browser
+# tests on a throwaway PostgreSQL server (docs/operations.md says why that loses nothing).
 test: $(STAMP) $(MO) lint chromium node_modules/.installed-stamp
-	$(TEST_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
-	$(TEST_ENV) $(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	$(TEST_ENV) $(BIN)/pytest
-	$(TEST_ENV) $(BIN)/python scripts/with_postgres.py -- $(BIN)/pytest -p no:cacheprovider
+	$(BIN)/pytest -n $(WORKERS)
+	$(BIN)/python scripts/with_postgres.py -- $(BIN)/pytest -n $(WORKERS) -p no:cacheprovider -m "not browser"
 
 # Club-night load test (bench/run.py): N tables of 6 phones against gunicorn with production
 # settings, SQLite then PostgreSQL; fails when N=50 misses p95 <= 100 ms or any request fails.

@@ -35,6 +35,8 @@ from tests.liveserver import (
     query,
 )
 
+pytestmark = pytest.mark.server
+
 POSTGRES = connection.vendor == "postgresql"
 WRITERS = 16
 LOAD_SECONDS = 10.0

@@ -1,11 +1,13 @@
 """A newcomer's first run: `make run` on a fresh clone compiles the translations before it
 serves, its admin account is not a player, staff find the admin, the README says how."""
 
+import contextlib
 import os
 import re
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import time
 import urllib.request
@@ -68,6 +70,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def developers_shell() -> dict:
+    """A developer's environment: none of the test run's settings."""
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DEBUG", "SECRET_KEY", "DATABASE_URL", "SECURE_SSL_REDIRECT", "SECURE"}
+        and not k.startswith(("DJANGO_", "PYTEST", "PYTHON"))
+    }
+
+
 def fresh_clone(into: Path) -> Path:
     """The files a clone of this working tree would have (what git tracks or would track,
     no compiled .mo, no database), with this checkout's virtualenv."""
@@ -86,17 +98,12 @@ def fresh_clone(into: Path) -> Path:
     return into
 
 
+@pytest.mark.server
 def test_make_run_on_a_fresh_clone_serves_the_english_log_in_page_translated(tmp_path):
     clone = fresh_clone(tmp_path / "dados")
     assert not (clone / MO).exists()
     port = free_port()
-    # A developer's shell: none of the test run's settings.
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in {"DEBUG", "SECRET_KEY", "DATABASE_URL", "SECURE_SSL_REDIRECT", "SECURE"}
-        and not k.startswith(("DJANGO_", "PYTEST", "PYTHON"))
-    }
+    env = developers_shell()
     log = (tmp_path / "make-run.log").open("w")
     # -o: the shared virtualenv counts as installed; the clone must not reinstall into it.
     server = subprocess.Popen(
@@ -199,3 +206,33 @@ def test_the_readme_opens_with_the_two_commands_and_the_first_steps():
         assert step in first_steps
     for link in re.findall(r"\]\(([^)#]+)", readme):
         assert (BASE / link).exists(), link
+
+
+# docs/operations.md
+
+
+@pytest.mark.server
+def test_import_players_as_the_operations_doc_gives_it_works_on_a_fresh_clone(tmp_path):
+    doc = (BASE / "docs/operations.md").read_text()
+    section = doc.split("## Managing players")[1].split("\n## ")[0]
+    lines = re.search(r"```sh\n(.*?)```", section, re.S)[1].splitlines()
+    assert any("import_players club.csv" in line for line in lines)
+    clone = fresh_clone(tmp_path / "dados")
+    (clone / "club.csv").write_text("usuario,nombre\nlucia,Lucía\nmarta,Marta\n")
+    for line in lines:
+        # -o: the shared virtualenv counts as installed; the clone must not reinstall into it.
+        command = line.split("#")[0].replace("make ", "make -o .venv/.installed-stamp ", 1)
+        done = subprocess.run(
+            ["bash", "-c", command],
+            cwd=clone,
+            env=developers_shell(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, (line, done.stdout[-2000:], done.stderr[-2000:])
+    assert "lucia" in done.stdout
+    assert "marta" in done.stdout
+    with contextlib.closing(sqlite3.connect(clone / "db.sqlite3")) as db:
+        registered = db.execute("SELECT username FROM accounts_user ORDER BY username")
+        assert [name for (name,) in registered] == ["lucia", "marta"]

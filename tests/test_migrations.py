@@ -3,9 +3,11 @@
 0011's triggers look at every card a seat or a roll belongs to; accounts 0003 adds «Juega»
 without taking anyone out of the game. scorecards.triggers.CURRENT is what they leave."""
 
+import io
 import json
 
 import pytest
+from django.core.management import call_command
 from django.db import IntegrityError, connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 
@@ -384,3 +386,11 @@ def test_the_current_triggers_are_the_ones_the_migrations_leave(flushable_db):
     with connection.schema_editor() as editor:
         triggers.CURRENT.create(editor)
     assert trigger_definitions() == migrated
+
+
+@pytest.mark.django_db
+def test_the_models_need_no_new_migration():
+    """What `makemigrations --check` says: every model change has its migration."""
+    out = io.StringIO()
+    call_command("makemigrations", "--check", "--dry-run", stdout=out)
+    assert "No changes detected" in out.getvalue()

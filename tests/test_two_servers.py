@@ -13,9 +13,12 @@ from tests.liveserver import (
     postgres_database,
 )
 
-pytestmark = pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="runs in the PostgreSQL pass of make test"
-)
+pytestmark = [
+    pytest.mark.server,
+    pytest.mark.skipif(
+        connection.vendor != "postgresql", reason="runs in the PostgreSQL pass of make test"
+    ),
+]
 
 SEED = """
 from accounts.models import User
