@@ -14,6 +14,15 @@ WORKERS ?= 2
 
 .PHONY: run test check bench lint format migrate venv lock clean chromium
 
+# Runs the test (a shell command); when it fails, installs Debian's package as root or,
+# as another user, says what to install.
+debian_package = $(1) >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2); \
+	  else \
+	    echo "$(2) is missing: run 'sudo apt-get install $(2)' and try again." >&2; exit 1; \
+	  fi; }
+
 # What the tests passed with: every package pinned, with its hashes. requirements.lock is
 # what a deployment installs; requirements-dev.lock adds the tools (pyproject.toml's dev
 # group) at the same versions. `pip check` fails when pyproject.toml asks for a package the
@@ -39,12 +48,7 @@ lock: $(STAMP)
 # Defined before any rule that lists $(MO) as a prerequisite: make expands those at once.
 MO := locale/en/LC_MESSAGES/django.mo
 $(MO): locale/en/LC_MESSAGES/django.po locale/es/LC_MESSAGES/django.po $(STAMP)
-	@command -v msgfmt >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gettext; \
-	  else \
-	    echo "gettext is missing: run 'sudo apt-get install gettext' and try again." >&2; exit 1; \
-	  fi; }
+	@$(call debian_package,command -v msgfmt,gettext)
 	DEBUG=true $(BIN)/python manage.py compilemessages --ignore=.venv --ignore=node_modules -v0
 
 migrate: $(STAMP) $(MO)
@@ -64,23 +68,13 @@ format: $(STAMP)
 
 # axe-core, injected into pages by the accessibility tests.
 node_modules/.installed-stamp: package.json package-lock.json
-	@command -v npm >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm; \
-	  else \
-	    echo "npm is missing: run 'sudo apt-get install npm' and try again." >&2; exit 1; \
-	  fi; }
+	@$(call debian_package,command -v npm,npm)
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 # The browser tests drive Debian's Chromium; Playwright's own download does not work here.
 chromium:
-	@test -x /usr/bin/chromium || { \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
-	  else \
-	    echo "Chromium is missing: run 'sudo apt-get install chromium' and try again." >&2; exit 1; \
-	  fi; }
+	@$(call debian_package,test -x /usr/bin/chromium,chromium)
 
 # While working: ruff and the SQLite suite without the browser and server-starting tests
 # (PostgreSQL's own skip themselves). A few minutes; `make test` before pushing.
