@@ -6,13 +6,18 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-# Local serving runs with DEBUG on and a throwaway key; production sets its own. The
-# tests' settings are in pyproject.toml ([tool.pytest_env]), so plain pytest has them too.
-RUN_ENV := DEBUG=$${DEBUG:-true}
+# `make run` serves as production does (uvicorn, DEBUG off unless DEBUG=true, static files
+# by WhiteNoise, the app's own error pages), over plain HTTP for the phones on the same
+# Wi-Fi, with a secret key generated once and kept beside the database (KEY). `make dev`
+# is Django's auto-reloading server with DEBUG on, for changing the code. The tests'
+# settings are in pyproject.toml ([tool.pytest_env]), so plain pytest has them too.
+KEY := .secret_key
+RUN_ENV := DEBUG=$${DEBUG:-false} SECRET_KEY="$$(cat $(KEY))" SECURE=false ALLOWED_HOSTS="$${ALLOWED_HOSTS:-*}"
+DEV_ENV := DEBUG=true
 # pytest-xdist processes: one per core is what this 2-core machine does best (make test).
 WORKERS ?= 2
 
-.PHONY: run test check bench lint format migrate venv lock clean chromium
+.PHONY: run dev static test check bench lint format migrate venv lock clean chromium
 
 # Runs the test (a shell command); when it fails, installs Debian's package as root or,
 # as another user, says what to install.
@@ -51,12 +56,24 @@ $(MO): locale/en/LC_MESSAGES/django.po locale/es/LC_MESSAGES/django.po $(STAMP)
 	@$(call debian_package,command -v msgfmt,gettext)
 	DEBUG=true $(BIN)/python manage.py compilemessages --ignore=.venv --ignore=node_modules -v0
 
-migrate: $(STAMP) $(MO)
+$(KEY):
+	umask 077 && $(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))" > $@
+
+migrate: $(STAMP) $(MO) $(KEY)
 	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput
 
-run: migrate
+static: $(STAMP) $(KEY)
+	$(RUN_ENV) $(BIN)/python manage.py collectstatic --noinput --verbosity 0
+
+# Ctrl-C ends it at once: open live-card streams get 3 s to close.
+run: migrate static
 	$(RUN_ENV) $(BIN)/python manage.py bootstrap_admin
-	$(RUN_ENV) $(BIN)/python manage.py runserver $(HOST):$(PORT)
+	$(RUN_ENV) $(BIN)/uvicorn dados.asgi:application --host $(HOST) --port $(PORT) \
+	  --no-access-log --timeout-graceful-shutdown 3
+
+dev: migrate
+	$(DEV_ENV) $(BIN)/python manage.py bootstrap_admin
+	$(DEV_ENV) $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -119,6 +119,15 @@ DATABASES = {
 # A connection kept for CONN_MAX_AGE is checked before a request uses it, so one the
 # database closed (a restart, a failover) is replaced at once instead of failing requests.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = envbool("CONN_HEALTH_CHECKS", "true")
+# Served by ASGI (dados.asgi says so), each request's sync code runs on a thread of its
+# own, and a connection kept for CONN_MAX_AGE would stay with a thread that is gone: as
+# Django advises, none is kept, and PostgreSQL's come from psycopg's pool instead.
+if os.environ.get("DADOS_SERVER") == "asgi":
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        DATABASES["default"]["OPTIONS"].setdefault(
+            "pool", {"min_size": 1, "max_size": envint("DATABASE_POOL_SIZE", "10")}
+        )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 INSTALLED_APPS = [

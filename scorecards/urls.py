@@ -6,6 +6,7 @@ from scorecards import views
 card = [
     path("casilla/<int:seat_id>/<str:box>/", views.box, name="box"),
     path("vivo/", views.scorecard_live, name="scorecard_live"),
+    path("eventos/", views.scorecard_events, name="scorecard_events"),
     path("", views.scorecard_detail, name="scorecard"),
     path("yahtzee-extra/<int:seat_id>/", views.joker, name="joker"),
     path("deshacer/", views.undo, name="undo"),

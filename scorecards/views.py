@@ -6,8 +6,9 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.core.handlers.asgi import ASGIRequest
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -17,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 
 from accounts.names import fold, names_html
-from scorecards import rules, services, stats
+from scorecards import live, rules, services, stats
 from scorecards.dice import who_starts
 from scorecards.forms import HistoryFilterForm, ModeFilterForm, WhoStartsForm
 from scorecards.labels import BONUS_BOX, box_label, box_name, box_short, short_names
@@ -421,6 +422,43 @@ def scorecard_live(request, pk):
     if since is not None and (cells := _changed_cells(scorecard, since)) is not None:
         return _patch(request, scorecard, since, cells)
     return _sheet(request, scorecard)
+
+
+@require_GET
+@login_required
+async def scorecard_events(request, pk):
+    """The card's stream (scorecards.live): an event each time its version moves past
+    the one the page shows, which the page sends as `version`, and a reconnecting
+    browser as Last-Event-ID. The page then asks scorecard_live for what changed."""
+    user = await request.auser()
+    cards = Scorecard.objects.for_user(user).filter(pk=pk)
+    card = await cards.values_list("version", "finalized_at").afirst()
+    if card is None:
+        raise Http404
+    version, finalized_at = card
+    raw = request.headers.get("Last-Event-ID") or request.GET.get("version")
+    shown = services.parse_version(raw)
+    if shown is None or shown > version:
+        # Nothing to follow from there: the page's poll gets it the whole sheet.
+        return HttpResponse(_("Esa versión de la tarjeta no existe."), status=400)
+    if finalized_at is not None and shown == version:
+        return HttpResponse(status=204)  # nothing more will happen: do not reconnect
+    if not isinstance(request, ASGIRequest):
+        # A WSGI server (runserver, the tests' live servers) would hold a thread for the
+        # whole stream and send nothing: 204 tells the page not to retry, and it polls.
+        return HttpResponse(status=204)
+    if not live.may_open(user.pk):
+        return HttpResponse(_("Demasiadas tarjetas abiertas a la vez."), status=429)
+    state = live.State(version, over=finalized_at is not None)
+    response = StreamingHttpResponse(
+        live.stream(pk, user.pk, shown, state), content_type="text/event-stream"
+    )
+    response["Cache-Control"] = "no-cache"
+    # Every event as it is written: not held by nginx, nor gzipped (GZipMiddleware
+    # leaves alone an answer that says its encoding).
+    response["X-Accel-Buffering"] = "no"
+    response["Content-Encoding"] = "identity"
+    return response
 
 
 @login_required

@@ -144,7 +144,8 @@ def _group_alive(pgid: int) -> bool:
 
 @dataclass
 class AppServer:
-    """gunicorn serving dados.wsgi on a loopback port, in a process group of its own."""
+    """gunicorn serving dados.wsgi on a loopback port, in a process group of its own; or,
+    with asgi, uvicorn serving dados.asgi as `make run` and production do."""
 
     db: Path | str
     log: Path
@@ -153,6 +154,43 @@ class AppServer:
     port: int = 0
     process: subprocess.Popen | None = None
     starts: int = 0
+    asgi: bool = False
+
+    def command(self) -> list:
+        if self.asgi:
+            return [
+                BIN / "uvicorn",
+                "dados.asgi:application",
+                "--host",
+                HOST,
+                "--port",
+                str(self.port),
+                "--workers",
+                str(self.workers),
+                "--no-access-log",
+                "--timeout-graceful-shutdown",
+                "3",
+            ]
+        gunicorn = BIN / "gunicorn"
+        if not gunicorn.exists():
+            gunicorn = Path(shutil.which("gunicorn") or gunicorn)
+        return [
+            gunicorn,
+            "dados.wsgi",
+            "--bind",
+            f"{HOST}:{self.port}",
+            "--workers",
+            str(self.workers),
+            "--worker-class",
+            "gthread",
+            "--threads",
+            str(self.threads),
+            "--timeout",
+            "60",
+            "--graceful-timeout",
+            "10",
+            "--no-control-socket",
+        ]
 
     @property
     def base(self) -> str:
@@ -165,32 +203,13 @@ class AppServer:
                 "staticfiles/staticfiles.json is missing: DEBUG=false serves hashed static "
                 "names, run `manage.py collectstatic` first (make test does)"
             )
-        gunicorn = BIN / "gunicorn"
-        if not gunicorn.exists():
-            gunicorn = Path(shutil.which("gunicorn") or gunicorn)
-        self.port = free_port()
+        self.port = self.port or free_port()  # a restart keeps its address
         self.starts += 1
         with self.log.open("a") as log:
             log.write(f"\n==== start {self.starts} on port {self.port}\n")
             log.flush()
             self.process = subprocess.Popen(
-                [
-                    gunicorn,
-                    "dados.wsgi",
-                    "--bind",
-                    f"{HOST}:{self.port}",
-                    "--workers",
-                    str(self.workers),
-                    "--worker-class",
-                    "gthread",
-                    "--threads",
-                    str(self.threads),
-                    "--timeout",
-                    "60",
-                    "--graceful-timeout",
-                    "10",
-                    "--no-control-socket",
-                ],
+                self.command(),
                 cwd=ROOT,
                 env=server_env(self.db),
                 stdout=log,
@@ -203,7 +222,7 @@ class AppServer:
             if self.process.poll() is not None:
                 code = self.process.returncode
                 self.process = None
-                raise AssertionError(f"gunicorn exited {code} on start:\n{self.log_tail()}")
+                raise AssertionError(f"the server exited {code} on start:\n{self.log_tail()}")
             try:
                 conn = http.client.HTTPConnection(HOST, self.port, timeout=5)
                 conn.request("GET", "/entrar/")
@@ -216,7 +235,7 @@ class AppServer:
                 pass
             if time.monotonic() > deadline:
                 self.kill()
-                raise AssertionError(f"gunicorn did not answer in {timeout} s:\n{self.log_tail()}")
+                raise AssertionError(f"no answer in {timeout} s:\n{self.log_tail()}")
             time.sleep(0.1)
 
     def _signal_group(self, signum: int) -> None:
@@ -335,6 +354,17 @@ class Browser:
     def post(self, path, fields=None, **kwargs) -> Response:
         return self.request("POST", path, fields, **kwargs)
 
+    def stream(self, path, *, last_event_id=None, timeout=10.0) -> "Stream":
+        """Open a card's event stream as EventSource does; read it with Stream.next()."""
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = str(last_event_id)
+        conn.request("GET", path, headers=headers)
+        return Stream(conn, conn.getresponse())
+
     def log_in(self, username: str, password: str) -> None:
         page = self.get("/entrar/")
         assert page.status == 200, page.status
@@ -349,3 +379,56 @@ class Browser:
         )
         assert done.status == 302, f"log-in of {username} answered {done.status}"
         assert "sessionid" in self.cookies, f"log-in of {username} set no session"
+
+
+@dataclass
+class Event:
+    name: str  # "message" for a comment-free event without a name; "" for a comment
+    data: str
+    id: str | None
+    at: float  # time.monotonic() when its last line arrived
+
+
+class Stream:
+    """A Server-Sent Events answer, read event by event (comments included, as "")."""
+
+    def __init__(self, conn: http.client.HTTPConnection, response: http.client.HTTPResponse):
+        self.conn = conn
+        self.response = response
+        self.status = response.status
+        self.headers = response.headers  # names in any case (uvicorn sends them lowercased)
+
+    def next(self) -> Event | None:
+        """The next event or comment; None once the server has ended the stream. A socket
+        timeout (the stream's) raises TimeoutError."""
+        fields: dict[str, str] = {}
+        comment = False
+        while True:
+            line = self.response.readline()
+            if not line:
+                return None
+            line = line.decode().rstrip("\r\n")
+            if line == "":
+                if fields or comment:
+                    return Event(
+                        fields.get("event", "" if comment and not fields else "message"),
+                        fields.get("data", ""),
+                        fields.get("id"),
+                        time.monotonic(),
+                    )
+                continue
+            if line.startswith(":"):
+                comment = True
+                continue
+            name, _, value = line.partition(":")
+            fields[name] = value.removeprefix(" ")
+
+    def next_named(self, *names: str) -> Event | None:
+        """The next event with one of these names, skipping comments and "retry" lines."""
+        while (event := self.next()) is not None:
+            if event.name in names:
+                return event
+        return None
+
+    def close(self) -> None:
+        self.conn.close()

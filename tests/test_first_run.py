@@ -1,5 +1,6 @@
 """A newcomer's first run: `make run` on a fresh clone compiles the translations before it
-serves, its admin account is not a player, staff find the admin, the README says how."""
+serves as production does, its admin account is not a player, staff find the admin, the
+README says how."""
 
 import contextlib
 import os
@@ -10,6 +11,7 @@ import socket
 import sqlite3
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -60,7 +62,7 @@ def test_make_run_compiles_the_translations_before_it_migrates_and_serves():
     lines = dry.splitlines()
     compiled = next(i for i, line in enumerate(lines) if "compilemessages" in line)
     migrated = next(i for i, line in enumerate(lines) if "manage.py migrate" in line)
-    served = next(i for i, line in enumerate(lines) if "manage.py runserver" in line)
+    served = next(i for i, line in enumerate(lines) if "uvicorn dados.asgi:application" in line)
     assert compiled < migrated < served
 
 
@@ -129,6 +131,16 @@ def test_make_run_on_a_fresh_clone_serves_the_english_log_in_page_translated(tmp
                 time.sleep(0.5)
         output = (tmp_path / "make-run.log").read_text()
         assert page is not None, output[-3000:]
+        # A wrong address: the app's own page, in Spanish, not Django's debug page.
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/tarjetas/no-existe/", timeout=5)
+        assert missing.value.code == 404
+        not_found = missing.value.read().decode()
+        # Served as in production: uvicorn, static files by WhiteNoise with hashed names.
+        static = re.search(r'href="(/static/css/dados\.[0-9a-f]{12}\.css)"', page)[1]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{static}", timeout=5) as css:
+            assert css.headers["Server"] == "uvicorn"
+            assert "immutable" in css.headers["Cache-Control"]
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         try:
@@ -144,6 +156,13 @@ def test_make_run_on_a_fresh_clone_serves_the_english_log_in_page_translated(tmp
     assert '<html lang="en">' in page
     assert "Score your games with physical dice" in page
     assert spanish_left(page) == []
+    assert "No encontramos esta página" in not_found
+    assert "URLconf" not in not_found
+    assert "DEBUG = True" not in not_found
+    # The secret key was made once, beside the database, for its owner only.
+    key = clone / ".secret_key"
+    assert len(key.read_text().strip()) >= 50
+    assert key.stat().st_mode & 0o077 == 0
 
 
 @pytest.mark.django_db

@@ -77,12 +77,17 @@ def test_the_card_page_polls_while_in_progress(client, card, ana):
     assert (
         '<input type="hidden" id="sheet-version" name="version" form="undo-form" value="0">' in page
     )
-    assert 'hx-trigger="every 3s"' in poll
+    # Every 3 s, unless the page's stream is open: then when it says the card moved.
+    assert 'hx-trigger="every 3s, card-moved"' in poll
     assert 'hx-target="#sheet"' in poll
     assert "hx-swap-oob" not in poll
+    stream = reverse("scorecard_events", args=[card.pk])
+    assert f'<div id="card-stream" data-url="{stream}" hidden></div>' in page
     fill(card)
     services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
-    assert "vivo/" not in client.get(reverse("scorecard", args=[card.pk])).text
+    finished = client.get(reverse("scorecard", args=[card.pk])).text
+    assert "vivo/" not in finished
+    assert "eventos/" not in finished
 
 
 @pytest.mark.parametrize("n", [2, 8])

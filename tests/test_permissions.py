@@ -57,6 +57,13 @@ def card_edit(ok, finalized=409):
     return expect
 
 
+def card_stream(role, state):
+    """The card's stream: who sees the card may open it. The test client is no ASGI
+    server, so the view answers 204 (poll instead); the stream itself, served by uvicorn,
+    is in test_live_stream.py."""
+    return {"anonymous": LOGIN, "stranger": 404}.get(role, 204)
+
+
 def card_turn(role, state):
     """Rolling or scoring on the matrix's card, a physical one: refused to everyone who sees
     it, since the app rolls no physical dice (and a finalized card changes for nobody)."""
@@ -96,6 +103,8 @@ EXPECTED = {
     ("scorecard", "POST"): everyone(405),
     ("scorecard_live", "GET"): card_view,
     ("scorecard_live", "POST"): everyone(405, anonymous=405),
+    ("scorecard_events", "GET"): card_stream,
+    ("scorecard_events", "POST"): everyone(405, anonymous=405),
     ("scorecard_json", "GET"): card_view,
     ("scorecard_json", "POST"): everyone(405),
     ("box", "GET"): card_edit(200),
@@ -130,6 +139,7 @@ DATA = {
     "box": {"value": "1", "was": ""},
     "joker": {"face": "2", "box": "twos"},
     "undo": {"version": "1"},  # the card in progress, after its one write
+    "scorecard_events": {"version": "0"},  # a page from before it
     # What a digital card's turn form sends, with the same version.
     "roll": {"version": "1", "dados": ""},
     "score": {"version": "1", "casilla": "chance"},
@@ -171,6 +181,7 @@ def url_for(name, card, player):
     kwargs = {
         "scorecard": {"pk": card.pk},
         "scorecard_live": {"pk": card.pk},
+        "scorecard_events": {"pk": card.pk},
         "scorecard_json": {"pk": card.pk},
         "box": {"pk": card.pk, "seat_id": seat.pk, "box": "ones"},
         "joker": {"pk": card.pk, "seat_id": seat.pk},
@@ -349,6 +360,7 @@ def digital_turn(role, state):
 DIGITAL = {
     ("scorecard", "GET"): card_view,
     ("scorecard_live", "GET"): card_view,
+    ("scorecard_events", "GET"): card_stream,
     ("scorecard_json", "GET"): card_view,
     # The pickers and the finalize confirmation are not offered on a digital card's page;
     # asked for anyway, they are refused like what they would send.
@@ -456,7 +468,10 @@ def test_the_digital_permission_matrix(digital, name, method, role, state):
     url = url_for(name, card, users["turn"])
     before = snapshot()
     send = client.get if method == "GET" else client.post
-    data = digital_data(name, card) if method == "POST" else {}
+    if method == "POST":
+        data = digital_data(name, card)
+    else:
+        data = {"version": "0"} if name == "scorecard_events" else {}
     response = send(url, data, headers={"HX-Request": "true"})
     status = check(response, DIGITAL[name, method](role, state))
     if method == "GET" or status >= 400:

@@ -11,11 +11,67 @@
 
   function isPoll(elt) { return !!(elt && elt.classList && elt.classList.contains("poll")); }
 
+  // The live card, pushed (scorecards/live.py): while the page's stream is open, the poll
+  // asks only when the stream says the card moved; where the stream cannot open or keeps
+  // dropping (three times in a minute), it is closed and the poll asks every few seconds.
+  var stream = null;
+  var streaming = false;
+  var drops = [];
+  var missed = false;  // the card moved while a write was on its way: ask after its answer
+
+  function shownVersion() {
+    var shown = document.getElementById("sheet-version");
+    return shown ? shown.value : null;
+  }
+
+  function askWhatMoved(version) {
+    if (version && version === shownVersion()) return;
+    var poll = document.getElementById("sheet-poll");
+    if (poll) htmx.trigger(poll, "card-moved");
+  }
+
+  function closeStream() {
+    if (stream) stream.close();
+    stream = null;
+    streaming = false;
+  }
+
+  function openStream() {
+    var holder = document.getElementById("card-stream");
+    var shown = shownVersion();
+    if (!holder || shown === null || !window.EventSource) return;
+    stream = new EventSource(holder.getAttribute("data-url") + "?version=" + encodeURIComponent(shown));
+    stream.addEventListener("open", function () { streaming = true; });
+    stream.addEventListener("error", function () {
+      streaming = false;
+      var now = Date.now();
+      drops = drops.filter(function (at) { return now - at < 60000; });
+      drops.push(now);
+      // CLOSED: refused (not a stream); else the browser reconnects, saying the last
+      // version it heard (Last-Event-ID), unless it has dropped too often.
+      if (!stream || stream.readyState === EventSource.CLOSED || drops.length >= 3) {
+        closeStream();
+      }
+    });
+    stream.addEventListener("version", function (event) { askWhatMoved(event.data); });
+    // Finalized or discarded: one last look says which, and nothing more will come.
+    stream.addEventListener("end", function () { closeStream(); askWhatMoved(); });
+    // Nothing moved for a long while: the poll takes over.
+    stream.addEventListener("idle", closeStream);
+  }
+  document.addEventListener("DOMContentLoaded", openStream);
+
   document.addEventListener("htmx:beforeRequest", function (event) {
     var config = event.detail.requestConfig;
     var source = config ? config.elt : null;
     if (isPoll(source)) {
-      if (writing > 0) event.preventDefault();
+      var pushed = config.triggeringEvent && config.triggeringEvent.type === "card-moved";
+      if (writing > 0) {
+        missed = missed || pushed;
+        event.preventDefault();
+      } else if (streaming && !pushed) {
+        event.preventDefault();
+      }
       return;
     }
     if (!source) return;
@@ -32,6 +88,11 @@
       // loadend: answered, failed, timed out or aborted alike.
       event.detail.xhr.addEventListener("loadend", function () {
         writing = Math.max(0, writing - 1);
+        if (writing === 0 && missed) {
+          missed = false;
+          // After the answer has been swapped in, so the poll sends the version it made.
+          setTimeout(function () { askWhatMoved(); }, 0);
+        }
       });
     }
     hideError();
@@ -181,6 +242,7 @@
       // The card is gone (discarded): stop asking for it every few seconds.
       var poll = document.getElementById("sheet-poll");
       if (poll) poll.remove();
+      closeStream();
       showError("gone");
     } else if (status === 403) {
       showError(xhr.getResponseHeader("X-Dados-Refusal") === "expired" ? "expired" : "forbidden");

@@ -1,0 +1,162 @@
+"""The live card, pushed: a card page holds a stream of Server-Sent Events that says when
+the card's version moves; the page then asks for what changed, as its poll did
+(views.scorecard_live), so every answer about the card keeps one path and one shape.
+
+Each process watches the versions of every card it streams with one query a few times a
+second (Versions), on a thread of its own: no database connection and no thread per
+phone, and a write in any process, on any app server, is seen by every stream.
+"""
+
+import asyncio
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
+
+from django.db import close_old_connections
+
+from scorecards.models import Scorecard
+
+# How often a process asks the database for the versions of the cards it streams.
+EVERY = 0.25
+# A comment line this often, so proxies and phones keep an idle connection open.
+HEARTBEAT = 15.0
+# A stream no version has moved on for this long ends; the page then polls, slowly.
+IDLE_LIMIT = 30 * 60.0
+# Streams one user may hold open in one process (a phone, a tablet, a few tabs).
+MAX_PER_USER = 8
+# How long a browser waits before it reconnects a dropped stream (SSE's retry), in ms.
+RETRY_MS = 2000
+
+
+class State(NamedTuple):
+    """A streamed card as the database last said it: its version, and whether it is
+    over (finalized, or discarded: gone)."""
+
+    version: int
+    over: bool
+
+
+GONE = State(version=-1, over=True)
+
+
+class Versions:
+    """The versions of the cards this process streams, read for all of them at once."""
+
+    def __init__(self, every: float = EVERY):
+        self.every = every
+        self.states: dict[int, State] = {}
+        self._moved: dict[int, asyncio.Event] = {}
+        self._watchers: Counter[int] = Counter()
+        self._task: asyncio.Task | None = None
+        # One thread, so one database connection, whatever the number of streams.
+        self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dados-live")
+
+    def watch(self, pk: int, state: State) -> None:
+        self._watchers[pk] += 1
+        self.states.setdefault(pk, state)
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._follow())
+
+    def unwatch(self, pk: int) -> None:
+        self._watchers[pk] -= 1
+        if self._watchers[pk] <= 0:
+            del self._watchers[pk]
+            self.states.pop(pk, None)
+            self._moved.pop(pk, None)
+
+    async def moved(self, pk: int, shown: State, timeout: float) -> State | None:
+        """The card's state once it is no longer `shown`; None if it still is after
+        timeout seconds."""
+        deadline = time.monotonic() + timeout
+        while (state := self.states.get(pk, GONE)) == shown:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            event = self._moved.setdefault(pk, asyncio.Event())
+            try:
+                await asyncio.wait_for(event.wait(), left)
+            except TimeoutError:
+                return None
+        return state
+
+    async def _follow(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self._watchers:
+            pks = list(self._watchers)
+            read = await loop.run_in_executor(self._reader, _read, pks)
+            for pk in pks:
+                state = read.get(pk, GONE)
+                if pk in self._watchers and self.states.get(pk) != state:
+                    self.states[pk] = state
+                    # Wakes every stream of the card; the next wait makes a new event.
+                    if event := self._moved.pop(pk, None):
+                        event.set()
+            await asyncio.sleep(self.every)
+
+
+def _read(pks) -> dict[int, State]:
+    # The reader's connection lives as long as CONN_MAX_AGE allows, as a request's would.
+    close_old_connections()
+    rows = Scorecard.objects.filter(pk__in=pks).values_list("pk", "version", "finalized_at")
+    return {pk: State(version, finalized_at is not None) for pk, version, finalized_at in rows}
+
+
+# One per event loop: a process serves its streams from one loop (uvicorn's); tests may
+# run several loops one after another.
+_versions: dict[asyncio.AbstractEventLoop, Versions] = {}
+_streams: Counter[int] = Counter()
+
+
+def versions() -> Versions:
+    loop = asyncio.get_running_loop()
+    if loop not in _versions:
+        for old in [old for old in _versions if old.is_closed()]:
+            del _versions[old]
+        _versions[loop] = Versions()
+    return _versions[loop]
+
+
+def may_open(user_id: int) -> bool:
+    return _streams[user_id] < MAX_PER_USER
+
+
+def event(name: str, version: int | str = "") -> str:
+    """One Server-Sent Event; its id is the version, which a reconnecting browser sends
+    back as Last-Event-ID."""
+    head = f"id: {version}\n" if version != "" else ""
+    return f"{head}event: {name}\ndata: {version}\n\n"
+
+
+async def stream(pk: int, user_id: int, shown: int, state: State):
+    """The card's events for a page that shows version `shown`: «version» whenever the
+    card moves (at once if it already has), «end» once it is over, «idle» when nothing
+    moved for IDLE_LIMIT, and a comment line every HEARTBEAT seconds between them."""
+    hub = versions()
+    hub.watch(pk, state)
+    _streams[user_id] += 1
+    try:
+        yield f"retry: {RETRY_MS}\n\n"
+        idle_until = time.monotonic() + IDLE_LIMIT
+        while True:
+            if state.version != shown and state != GONE:
+                shown = state.version
+                idle_until = time.monotonic() + IDLE_LIMIT
+                yield event("version", shown)
+            if state.over:
+                yield event("end")
+                return
+            left = idle_until - time.monotonic()
+            if left <= 0:
+                yield event("idle")
+                return
+            moved = await hub.moved(pk, state, min(HEARTBEAT, left))
+            if moved is None:
+                yield ": ping\n\n"
+            else:
+                state = moved
+    finally:
+        _streams[user_id] -= 1
+        if _streams[user_id] <= 0:
+            del _streams[user_id]
+        hub.unwatch(pk)

@@ -1,0 +1,148 @@
+"""Two phones on one card, served by uvicorn as in production: the second phone shows the
+first one's write without a reload and without polling while its stream is open, keeps
+its focus, scroll and announcements, and polls again where the stream cannot open."""
+
+import json
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browsing import log_in
+from tests.factories import PASSWORD
+from tests.liveserver import AppServer, copy_database, django_script, migrated_database
+
+pytestmark = [pytest.mark.browser, pytest.mark.server]
+
+SEED = """
+import json, sys
+from accounts.models import User
+from scorecards.services import scorecard_create
+
+def user(name):
+    return User.objects.create_user(name, password=sys.argv[1], display_name=name.title())
+
+olga, ana, ben, carla = (user(n) for n in ("olga", "ana", "ben", "carla"))
+players = [ana, ben, carla, olga]
+physical = scorecard_create(organizer=olga, players=players)
+digital = scorecard_create(organizer=olga, players=[ana, ben], mode="digital")
+print(json.dumps({"physical": physical.pk, "digital": digital.pk}))
+"""
+
+
+@pytest.fixture(scope="module")
+def template_db(tmp_path_factory):
+    return migrated_database(tmp_path_factory.mktemp("live-browser") / "template.sqlite3")
+
+
+@pytest.fixture
+def site(template_db, tmp_path):
+    """uvicorn on a fresh copy of the database, and the cards the seed made."""
+    db = copy_database(template_db, tmp_path / "dados.sqlite3")
+    cards = json.loads(django_script(db, SEED, PASSWORD).strip().splitlines()[-1])
+    server = AppServer(db=db, log=tmp_path / "uvicorn.log", workers=1, asgi=True)
+    server.start()
+    yield server, cards
+    server.stop()
+
+
+@pytest.fixture
+def phones(browser, site):
+    server, cards = site
+    contexts = []
+
+    def open_phone(username, card, *, block_stream=False):
+        context = browser.new_context(viewport={"width": 360, "height": 740}, base_url=server.base)
+        contexts.append(context)
+        if block_stream:
+            # As a proxy that will not pass a stream would: the request never answers.
+            context.route("**/eventos/**", lambda route: route.abort())
+        page = context.new_page()
+        page.asked = []  # (when, path) of every live request the page made
+        page.on(
+            "request",
+            lambda r: page.asked.append((time.monotonic(), r.url.split(server.base)[1])),
+        )
+        log_in(page, username)
+        page.goto(f"/tarjetas/{cards[card]}/")
+        return page
+
+    yield open_phone
+    for context in contexts:
+        context.close()
+
+
+def polls(page, since):
+    return [path for at, path in page.asked if at >= since and "/vivo/" in path]
+
+
+def streams(page):
+    return [path for _, path in page.asked if "/eventos/" in path]
+
+
+def write(page, box, player, value):
+    page.locator(f'a.cell[aria-label^="{box} — {player}:"]').click()
+    page.locator("#picker-dialog[open]").wait_for()
+    page.locator(f'#picker button[name="value"][value="{value}"]').first.click()
+    page.locator(f'a.cell[aria-label="{box} — {player}: {value}"]').wait_for()
+    return time.monotonic()
+
+
+def test_the_second_phone_shows_a_write_pushed_keeping_focus_and_scroll(phones):
+    olga = phones("olga", "physical")
+    ana = phones("ana", "physical")
+    ana.wait_for_timeout(500)
+    assert streams(ana) == [f"/tarjetas/{ana.url.split('/')[-2]}/eventos/?version=0"]
+    ana.evaluate("window.sameDocument = true")
+    # Ana looks at the right of the table (her phone is narrow) with the focus on a link.
+    ana.locator(".sheet-scroll").evaluate("el => { el.scrollLeft = 60; }")
+    left = ana.locator(".sheet-scroll").evaluate("el => el.scrollLeft")
+    history = ana.get_by_role("link", name="Historial").first
+    history.focus()
+    # With the stream open, the page does not ask every 3 s.
+    ana.wait_for_timeout(1000)
+    quiet_from = time.monotonic()
+    ana.wait_for_timeout(6500)
+    assert polls(ana, quiet_from) == []
+
+    for box, value, total in (("Unos", "3", "3"), ("Doses", "6", "9")):
+        answered = write(olga, box, "Ana", value)
+        # Ana's column (the first) adds the box up.
+        expect(ana.locator("tr.total td").first).to_have_text(total, timeout=2000)
+        delay = time.monotonic() - answered
+        assert delay < 1.0, delay
+    assert ana.evaluate("window.sameDocument") is True
+    expect(history).to_be_focused()
+    assert ana.locator(".sheet-scroll").evaluate("el => el.scrollLeft") == left
+    # One stream all along, and one request per write to fetch it.
+    assert len(streams(ana)) == 1
+    assert len(polls(ana, quiet_from)) == 2
+
+
+def test_the_second_phone_sees_the_dice_of_a_digital_roll_and_hears_them(phones):
+    ana = phones("ana", "digital")
+    ben = phones("ben", "digital")
+    ben.evaluate("window.sameDocument = true")
+    ana.wait_for_timeout(1000)
+    ana.get_by_role("button", name="Tirar").click()
+    expect(ana.locator("#roll-count")).to_contain_text("Tirada 1 de 3")
+    answered = time.monotonic()
+    faces = ana.locator("#turn button.die").all_inner_texts()
+    expect(ben.locator("#turn .die")).to_have_text(faces, timeout=2000)
+    assert time.monotonic() - answered < 1.0
+    # Ben's screen reader hears the roll, as Ana's does.
+    expect(ben.locator("#turn-status")).to_have_text(
+        "Tirada 1 de 3: " + " ".join(faces), timeout=2000
+    )
+    assert ben.evaluate("window.sameDocument") is True
+
+
+def test_a_phone_whose_stream_is_blocked_polls_as_before(phones):
+    olga = phones("olga", "physical")
+    ana = phones("ana", "physical", block_stream=True)
+    since = time.monotonic()
+    ana.wait_for_timeout(7000)
+    # Every 3 s, as without streams.
+    assert len(polls(ana, since)) >= 2
+    write(olga, "Cincos", "Ana", "20")
+    expect(ana.locator("tr.total td").first).to_have_text("20", timeout=6000)

@@ -1,0 +1,286 @@
+"""The live card's stream (scorecards.live, views.scorecard_events) served by uvicorn as in
+production: who may open it, what a write, a finalize or a discard sends on it, bad
+versions, a restart, the limit per user, and a write on one app server heard on another."""
+
+import json
+import time
+import uuid
+from urllib.parse import quote
+
+import pytest
+from django.db import connection
+
+from scorecards import live
+from tests.liveserver import (
+    HOST,
+    AppServer,
+    Browser,
+    copy_database,
+    django_script,
+    drop_postgres_database,
+    migrated_database,
+    postgres_database,
+)
+
+pytestmark = pytest.mark.server
+
+POSTGRES = connection.vendor == "postgresql"
+PASSWORD = "clave-de-prueba-2026"
+
+SEED = """
+import json, sys
+from accounts.models import User
+from scorecards.services import scorecard_create
+
+def user(name):
+    return User.objects.create_user(name, password=sys.argv[1], display_name=name.title())
+
+olga, ana, ben, sara = (user(n) for n in ("olga", "ana", "ben", "sara"))
+card = scorecard_create(organizer=olga, players=[ana, ben])
+print(json.dumps({"card": card.pk, "seats": [s.pk for s in card.seats.order_by("order")]}))
+"""
+
+FINISH = """
+import sys
+from scorecards.models import Scorecard, Seat
+from scorecards.services import scorecard_finalize
+card = Scorecard.objects.get(pk=int(sys.argv[1]))
+Seat.objects.filter(scorecard=card).update(
+    ones=3, twos=6, threes=9, fours=12, fives=15, sixes=18, three_of_a_kind=20,
+    four_of_a_kind=20, full_house=25, small_straight=30, large_straight=40, yahtzee=50,
+    chance=20,
+)
+scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
+"""
+
+WRITE = """
+import sys
+from scorecards.models import Scorecard
+from scorecards.services import box_write
+card = Scorecard.objects.get(pk=int(sys.argv[1]))
+box_write(scorecard_id=card.pk, seat_id=card.seats.order_by("order")[0].pk, box=sys.argv[2],
+          value=sys.argv[3], was="", author=card.organizer)
+"""
+
+
+@pytest.fixture(scope="module")
+def template_db(tmp_path_factory):
+    if POSTGRES:
+        url = migrated_database(postgres_database("dados_stream_template"))
+        yield "dados_stream_template"
+        drop_postgres_database(url)
+    else:
+        yield migrated_database(tmp_path_factory.mktemp("stream") / "template.sqlite3")
+
+
+@pytest.fixture
+def db_url(template_db, tmp_path):
+    if POSTGRES:
+        db = postgres_database(f"dados_stream_{uuid.uuid4().hex[:8]}", template=template_db)
+    else:
+        db = copy_database(template_db, tmp_path / "dados.sqlite3")
+    yield db
+    if POSTGRES:
+        drop_postgres_database(db)
+
+
+@pytest.fixture
+def table(db_url):
+    return json.loads(django_script(db_url, SEED, PASSWORD).strip().splitlines()[-1])
+
+
+@pytest.fixture
+def app(db_url, table, tmp_path):
+    server = AppServer(db=db_url, log=tmp_path / "uvicorn.log", workers=1, asgi=True)
+    server.start()
+    yield server
+    server.stop()
+
+
+def browser(app, username=None) -> Browser:
+    phone = Browser(HOST, app.port)
+    if username:
+        phone.log_in(username, PASSWORD)
+    return phone
+
+
+def events_url(table, version=None) -> str:
+    query = "" if version is None else f"?version={version}"
+    return f"/tarjetas/{table['card']}/eventos/{query}"
+
+
+def write_box(organizer, table, box, value, version):
+    seat = table["seats"][0]
+    answer = organizer.post(
+        f"/tarjetas/{table['card']}/casilla/{seat}/{box}/",
+        {"value": value, "was": "", "version": version},
+        htmx=True,
+    )
+    assert answer.status == 200, answer.body[:500]
+    return answer
+
+
+def test_a_write_reaches_every_open_stream_of_the_card_at_once(app, table):
+    olga, ana, ben = browser(app, "olga"), browser(app, "ana"), browser(app, "ben")
+    streams = [phone.stream(events_url(table, 0)) for phone in (ana, ben, olga)]
+    for stream in streams:
+        assert stream.status == 200
+        assert stream.headers["Content-Type"].startswith("text/event-stream")
+        assert stream.headers["Cache-Control"] == "no-cache"
+        assert stream.headers["X-Accel-Buffering"] == "no"
+        assert "gzip" not in stream.headers.get("Content-Encoding", "")
+    try:
+        write_box(olga, table, "sixes", "24", 0)
+        answered = time.monotonic()
+        for stream in streams:
+            heard = stream.next_named("version")
+            # The version alone: what changed, and who may change it, the poll says.
+            assert (heard.id, heard.data) == ("1", "1")
+            assert heard.at - answered < 0.5 + live.EVERY
+    finally:
+        for stream in streams:
+            stream.close()
+
+
+def test_a_page_behind_hears_at_once_and_a_reconnect_says_what_it_heard(app, table):
+    olga, ana = browser(app, "olga"), browser(app, "ana")
+    write_box(olga, table, "ones", "3", 0)
+    write_box(olga, table, "twos", "6", 1)
+    stream = ana.stream(events_url(table, 0))
+    assert stream.next_named("version").id == "2"
+    stream.close()
+    # EventSource reconnects to the same address, with the last id it heard.
+    stream = ana.stream(events_url(table, 0), last_event_id=1)
+    assert stream.next_named("version").id == "2"
+    stream.close()
+
+
+@pytest.mark.parametrize("version", ["abc", "-1", "1.0", "", "9999999999", "3", "ñ"])
+def test_a_malformed_or_future_version_is_refused_and_changes_nothing(app, table, version):
+    ana = browser(app, "ana")
+    answer = ana.stream(events_url(table) + "?version=" + quote(version))
+    try:
+        assert answer.status == 400
+        assert answer.response.read().decode() == "Esa versión de la tarjeta no existe."
+    finally:
+        answer.close()
+    seen = ana.get(f"/tarjetas/{table['card']}/vivo/?version=0", htmx=True)
+    assert seen.status == 204  # still at version 0
+
+
+def test_who_may_open_a_cards_stream(app, table):
+    stranger = browser(app, "sara").stream(events_url(table, 0))
+    assert stranger.status == 404
+    stranger.close()
+    logged_out = browser(app).stream(events_url(table, 0))
+    assert logged_out.status == 302
+    assert logged_out.headers["Location"].startswith("/entrar/?next=/tarjetas/")
+    logged_out.close()
+    missing = browser(app, "ana").stream(f"/tarjetas/{table['card'] + 1000}/eventos/?version=0")
+    assert missing.status == 404
+    missing.close()
+    post = browser(app, "ana").post(events_url(table, 0))
+    assert post.status == 405
+
+
+def test_a_finalized_card_ends_its_streams_with_the_finished_card(app, table, db_url):
+    ana = browser(app, "ana")
+    stream = ana.stream(events_url(table, 0))
+    try:
+        django_script(db_url, FINISH, str(table["card"]))
+        heard = stream.next_named("version", "end")
+        assert heard.name == "version"
+        final = heard.id
+        assert stream.next_named("version", "end").name == "end"
+        assert stream.next() is None  # the server closed it
+    finally:
+        stream.close()
+    # A browser that reconnects anyway is told there is nothing more (204: do not retry).
+    again = ana.stream(events_url(table, 0), last_event_id=final)
+    assert again.status == 204
+    again.close()
+    # A page still behind hears the last version, then the end.
+    behind = ana.stream(events_url(table, 0))
+    assert behind.next_named("version").id == final
+    assert behind.next_named("version", "end").name == "end"
+    behind.close()
+
+
+def test_a_discarded_card_ends_its_streams(app, table):
+    olga, ana = browser(app, "olga"), browser(app, "ana")
+    stream = ana.stream(events_url(table, 0))
+    try:
+        olga.get(f"/tarjetas/{table['card']}/descartar/")
+        assert olga.post(f"/tarjetas/{table['card']}/descartar/").status == 302
+        assert stream.next_named("version", "end").name == "end"
+        assert stream.next() is None
+    finally:
+        stream.close()
+    gone = ana.stream(events_url(table, 0))
+    assert gone.status == 404
+    gone.close()
+
+
+def test_after_a_restart_the_stream_reconnects_and_catches_up(app, table, db_url):
+    ana = browser(app, "ana")
+    stream = ana.stream(events_url(table, 0))
+    assert stream.status == 200
+    app.stop()
+    # The stream ends with the server (cut off or closed: nothing more arrives).
+    try:
+        while stream.next() is not None:
+            pass
+    except (ConnectionError, TimeoutError):
+        pass
+    stream.close()
+    # While it is down, a write lands by another way (another app server, say).
+    django_script(db_url, WRITE, str(table["card"]), "fives", "15")
+    app.start()
+    again = ana.stream(events_url(table, 0), last_event_id=0)
+    assert again.next_named("version").id == "1"
+    again.close()
+
+
+def test_one_user_cannot_hold_an_unbounded_number_of_streams(app, table):
+    ana = browser(app, "ana")
+    held = [ana.stream(events_url(table, 0)) for _ in range(live.MAX_PER_USER)]
+    try:
+        assert [s.status for s in held] == [200] * live.MAX_PER_USER
+        refused = ana.stream(events_url(table, 0))
+        assert refused.status == 429
+        assert refused.response.read().decode() == "Demasiadas tarjetas abiertas a la vez."
+        refused.close()
+        # Another user is not held back by Ana's streams.
+        other = browser(app, "ben").stream(events_url(table, 0))
+        assert other.status == 200
+        other.close()
+    finally:
+        for stream in held:
+            stream.close()
+    # Closed streams count no more (the server notices within a heartbeat at the latest).
+    deadline = time.monotonic() + live.HEARTBEAT + 5
+    while True:
+        again = ana.stream(events_url(table, 0))
+        status = again.status
+        again.close()
+        if status == 200 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert status == 200
+
+
+@pytest.mark.skipif(not POSTGRES, reason="two app servers share PostgreSQL: its pass")
+def test_a_write_on_one_app_server_reaches_a_stream_on_another(app, table, db_url, tmp_path):
+    other = AppServer(db=db_url, log=tmp_path / "other.log", workers=1, asgi=True)
+    other.start()
+    try:
+        olga = browser(app, "olga")
+        stream = browser(other, "ana").stream(events_url(table, 0))
+        write_box(olga, table, "threes", "9", 0)
+        answered = time.monotonic()
+        heard = stream.next_named("version")
+        assert heard.id == "1"
+        assert heard.at - answered < 0.5 + live.EVERY
+        stream.close()
+    finally:
+        other.stop()
