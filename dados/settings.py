@@ -247,9 +247,28 @@ STORAGES = {
     },
 }
 
-# Each worker process has its own memory cache: a key must name what its value shows
-# (a card's version, say), since no other worker is told when it changes.
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# What many phones receive is rendered once and kept here (a card's patch from one version
+# to the next): keys name the card and its versions, so a value never goes stale and no
+# process has to be told of a change. By default a folder that every process of this
+# machine shares; REDIS_URL, Django's Redis cache for several app servers (it needs the
+# `redis` package); CACHE=memory, each process's own (the tests: pyproject.toml).
+if REDIS_URL := os.environ.get("REDIS_URL"):
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+        }
+    }
+elif os.environ.get("CACHE") == "memory":
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": os.environ.get("CACHE", str(BASE_DIR / "cache")),
+            "OPTIONS": {"MAX_ENTRIES": 5000},
+        }
+    }
 
 # Sessions live in the database, so any number of app servers can share them.
 # Not cached_db: its cache is per worker, so a session ended in one would live on in others.

@@ -75,6 +75,21 @@ class Access:
         """Only follows the card: nothing on it is theirs to write now."""
         return not (self.writes_by_hand or self.plays_turn)
 
+    @classmethod
+    def of(cls, user, *, organizer_id, digital, in_play, turn_player_id, seated) -> "Access":
+        """From what the card says: its organizer, mode and state, whose turn it is (a
+        player's id, or None) and whether user is seated."""
+        organizes = in_play and (user.is_staff or user.pk == organizer_id)
+        return cls(
+            organizes=organizes,
+            writes_by_hand=organizes and not digital,
+            plays_turn=digital
+            and in_play
+            and user.pk in (turn_player_id, organizer_id)
+            and turn_player_id is not None,
+            takes_part=user.pk == organizer_id or seated,
+        )
+
 
 class Scorecard(models.Model):
     """One game at a table, entered by its organizer."""
@@ -164,16 +179,14 @@ class Scorecard(models.Model):
 
     def access(self, user) -> Access:
         """What user, who sees this card, may do on it now."""
-        in_play = not self.is_finalized
-        organizes = in_play and (user.is_staff or user.pk == self.organizer_id)
-        turn = self.turn if self.is_digital else None
-        players = (turn.seat.player_id, self.organizer_id) if turn else ()
-        return Access(
-            organizes=organizes,
-            writes_by_hand=organizes and not self.is_digital,
-            plays_turn=user.pk in players,
-            takes_part=user.pk == self.organizer_id
-            or any(seat.player_id == user.pk for seat in self.seats.all()),
+        turn = self.turn
+        return Access.of(
+            user,
+            organizer_id=self.organizer_id,
+            digital=self.is_digital,
+            in_play=not self.is_finalized,
+            turn_player_id=turn.seat.player_id if turn else None,
+            seated=any(seat.player_id == user.pk for seat in self.seats.all()),
         )
 
     def seat(self, seat_id) -> "Seat | None":

@@ -6,12 +6,14 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.core.handlers.asgi import ASGIRequest
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -22,7 +24,7 @@ from scorecards import live, rules, services, stats
 from scorecards.dice import who_starts
 from scorecards.forms import HistoryFilterForm, ModeFilterForm, WhoStartsForm
 from scorecards.labels import BONUS_BOX, box_label, box_name, box_short, short_names
-from scorecards.models import BOXES, Change, Scorecard, log_summary
+from scorecards.models import BOXES, Access, Change, Scorecard, log_summary
 from scorecards.rules import Category
 from scorecards.services import Refused, Written
 
@@ -31,6 +33,8 @@ IN_PROGRESS_LISTED = 20
 RANKING_MIN_GAMES = 5
 # A live page further behind than this many changes gets the whole sheet again.
 PATCH_LIMIT = 20
+# How long a patch rendered for one phone is kept for the others (they ask within a second).
+SHARED_FOR = 60
 
 
 def _card(request, pk) -> Scorecard:
@@ -152,7 +156,10 @@ def _patch(request, scorecard, since, cells) -> HttpResponse:
     """What changed after version `since`, for a page that shows that version: the
     written cells and the parts that follow them, all swapped in out of band."""
     context = _parts(scorecard, request.user) | {"cells": cells, "oob": True}
-    response = render(request, "scorecards/card.html#patch", context)
+    return _patch_answer(render(request, "scorecards/card.html#patch", context), since)
+
+
+def _patch_answer(response, since) -> HttpResponse:
     response["HX-Reswap"] = "none"
     # The page drops it if it no longer shows `since` (a later answer got there first).
     response["X-Dados-Base"] = since
@@ -412,16 +419,57 @@ def scorecard_live(request, pk):
     """Live card poll, with the version the page shows: 204 while the card is still at
     it, else what changed since."""
     cards = Scorecard.objects.for_user(request.user).filter(pk=pk)
-    version = cards.values_list("version", flat=True).first()
-    if version is None:
+    card = cards.values("version", "created_at", "organizer_id", "mode", "finalized_at").first()
+    if card is None:
         raise Http404
     since = services.parse_version(request.GET.get("version"))
-    if since == version:
+    if since == card["version"]:
         return HttpResponse(status=204)
+    # Most of a table's phones get the same patch: rendered once, then from the cache.
+    shared = _shared_patch_key(request.user, pk, card, since)
+    if shared and (content := cache.get(shared)) is not None:
+        return _patch_answer(HttpResponse(content), since)
     scorecard = _card(request, pk)
     if since is not None and (cells := _changed_cells(scorecard, since)) is not None:
-        return _patch(request, scorecard, since, cells)
+        response = _patch(request, scorecard, since, cells)
+        turn = scorecard.turn
+        cache.set(_turn_key(pk, card), turn.seat.player_id if turn else 0, SHARED_FOR)
+        if shared or (shared := _shared_patch_key(request.user, pk, card, since)):
+            cache.set(shared, response.content, SHARED_FOR)
+        return response
     return _sheet(request, scorecard)
+
+
+def _turn_key(pk, card) -> str:
+    # The card's creation names it along with its id: a database made anew (a test's, a
+    # club's fresh start) has its own card 1, whose versions must not meet this one's.
+    return f"dados:card:{pk}:{card['created_at'].timestamp()}:{card['version']}:turn"
+
+
+def _shared_patch_key(user, pk, card, since) -> str | None:
+    """The cache key of the patch from `since` that this user shares with every viewer
+    who may do the same on the card; None when theirs is their own (the turn's forms,
+    with their CSRF tokens) or not yet known (whose turn it is, before the first render)."""
+    if since is None or card["finalized_at"] is not None:
+        return None
+    turn_player = cache.get(_turn_key(pk, card))
+    if turn_player is None:
+        return None
+    access = Access.of(
+        user,
+        organizer_id=card["organizer_id"],
+        digital=card["mode"] == Scorecard.DIGITAL,
+        in_play=True,
+        turn_player_id=turn_player or None,
+        seated=False,  # not part of what a patch shows
+    )
+    if access.plays_turn:
+        return None
+    viewer = ("hand" if access.writes_by_hand else "watch") + (
+        "-turn" if user.pk == turn_player else ""  # «te toca a ti»
+    )
+    stamp = card["created_at"].timestamp()
+    return f"dados:patch:{pk}:{stamp}:{since}:{card['version']}:{get_language()}:{viewer}"
 
 
 @require_GET

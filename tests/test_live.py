@@ -362,3 +362,70 @@ def test_a_poll_behind_costs_the_same_for_2_and_8_players(
     # the whole sheet reads no more than the patch: the changes since are not needed
     with django_assert_num_queries(6):
         assert live(client, card, "x").status_code == 200
+
+
+# One render per change, shared by the phones that get the same patch
+
+
+@pytest.mark.parametrize("n", [4, 8])
+def test_the_phones_that_only_watch_share_one_render_of_a_patch(
+    organizer, django_assert_num_queries, n
+):
+    card = make_scorecard(organizer, n=n)
+    seats = list(card.seats.all())
+    write(card, seats[0].player, "ones", "3")  # the turn passes to the second seat
+    first, *others = [Client() for _ in seats[2:]]
+    first.force_login(seats[2].player)
+    rendered = live(first, card, 0)
+    assert rendered["HX-Reswap"] == "none"
+    for client, seat in zip(others, seats[3:], strict=True):
+        client.force_login(seat.player)
+        # the session, the user, the card's version with who organizes it; the patch and
+        # whose turn it is come from the cache
+        with django_assert_num_queries(3):
+            shared = live(client, card, 0)
+        assert shared.content == rendered.content
+        assert (shared["HX-Reswap"], shared["X-Dados-Base"]) == ("none", "0")
+    assert len(others) == n - 3
+
+
+def test_who_sees_more_than_a_watcher_gets_a_patch_of_their_own(client, card, ana, ben):
+    write(card, ana, "ones", "3")  # Ben's turn
+    watcher = Client()
+    watcher.force_login(ana)
+    watched = live(watcher, card, 0).text
+    assert "casilla/" not in watched
+    assert "le toca a <bdi>Ben</bdi>" in watched
+    # The player whose turn it is is told so; the organizer gets the cells' links.
+    client.force_login(ben)
+    turn = live(client, card, 0).text
+    assert "te toca a ti" in turn
+    assert "casilla/" not in turn
+    client.force_login(card.organizer)
+    organizer = live(client, card, 0).text
+    assert "casilla/" in organizer
+    assert 'id="undo-button"' in organizer
+    # In English, its own render too.
+    watcher.cookies["django_language"] = "en"
+    assert live(watcher, card, 0).text != watched
+
+
+def test_a_digital_turns_forms_are_never_shared(client, organizer, ana, ben, scripted):
+    card = services.scorecard_create(organizer=organizer, players=[ana, ben], mode="digital")
+    scripted += [1, 2, 3, 4, 5]
+    services.turn_roll(scorecard_id=card.pk, author=ana, version="0", shown="", keep=[])
+    for who in (ana, organizer, ana):
+        client.force_login(who)
+        text = live(client, card, 0).text
+        assert 'name="csrfmiddlewaretoken"' in text
+    assert views._shared_patch_key(ana, card.pk, _fields(card), 0) is None
+    client.force_login(ben)
+    watched = live(client, card, 0).text
+    assert 'name="csrfmiddlewaretoken"' not in watched
+    assert views._shared_patch_key(ben, card.pk, _fields(card), 0) is not None
+
+
+def _fields(card):
+    return Scorecard.objects.filter(pk=card.pk).values(
+        "version", "created_at", "organizer_id", "mode", "finalized_at"
+    )[0]

@@ -204,3 +204,42 @@ def test_kept_connections_are_checked_before_use_unless_turned_off(url):
     bad = _database_setting("CONN_HEALTH_CHECKS", DATABASE_URL=url, CONN_HEALTH_CHECKS="maybe")
     assert "CONN_HEALTH_CHECKS must be a boolean" in bad
     assert settings.DATABASES["default"]["CONN_HEALTH_CHECKS"] is True
+
+
+def _setting(expression, **env):
+    """An expression over dados.settings (as s) in a fresh process with these variables."""
+    clean = {k: v for k, v in os.environ.items() if k not in {"CACHE", "REDIS_URL"}}
+    clean.update({"SECRET_KEY": "x" * 50, "DEBUG": "false", **env})
+    result = subprocess.run(
+        [sys.executable, "-c", f"import dados.settings as s; print({expression})"],
+        env=clean,
+        capture_output=True,
+        text=True,
+        cwd=settings.BASE_DIR,
+    )
+    return result.stdout.strip() or result.stderr
+
+
+def test_the_cache_is_shared_by_the_machines_processes_unless_told_otherwise():
+    backend = "s.CACHES['default']['BACKEND'].rsplit('.', 1)[1]"
+    assert _setting(backend) == "FileBasedCache"
+    assert _setting("s.CACHES['default']['LOCATION']") == str(settings.BASE_DIR / "cache")
+    assert _setting("s.CACHES['default']['LOCATION']", CACHE="/var/cache/dados") == (
+        "/var/cache/dados"
+    )
+    assert _setting(backend, CACHE="memory") == "LocMemCache"
+    assert _setting(backend, REDIS_URL="redis://cache:6379/0") == "RedisCache"
+
+
+def test_under_asgi_no_connection_is_kept_and_postgresql_pools_them():
+    sqlite, postgres = "sqlite:///db.sqlite3", "postgres://dados@db/dados"
+    age = "s.DATABASES['default']['CONN_MAX_AGE']"
+    pool = "s.DATABASES['default']['OPTIONS'].get('pool')"
+    assert _setting(age, DATABASE_URL=postgres) == "60"
+    assert _setting(age, DATABASE_URL=postgres, DADOS_SERVER="asgi") == "0"
+    assert _setting(age, DATABASE_URL=sqlite, DADOS_SERVER="asgi") == "0"
+    assert _setting(pool, DATABASE_URL=postgres) == "None"
+    assert _setting(pool, DATABASE_URL=postgres, DADOS_SERVER="asgi") == (
+        "{'min_size': 1, 'max_size': 10}"
+    )
+    assert _setting(pool, DATABASE_URL=sqlite, DADOS_SERVER="asgi") == "None"
