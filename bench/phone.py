@@ -4,8 +4,10 @@ Debian's Chromium through Playwright, 360 px wide, its CPU throttled 4x and its 
 slowed to "slow 4G" (150 ms round trip, 1.6 Mbit/s down, 750 kbit/s up) through the
 DevTools protocol. It logs in, creates a card for six players through the pages, then
 TAPS times: taps a blank box (timed until the picker is open, after the next frame) and taps
-the first value it offers (timed until the box shows that value). It prints the medians as
-JSON; bench/run.py runs it against an idle server.
+the first value it offers (timed until the box shows that value). A second phone, as slow,
+shows the same card: each write is also timed from its tap until the second phone shows it
+(the page's stream, or its poll where there is none). It prints the medians as JSON;
+bench/run.py runs it against an idle server.
 """
 
 import json
@@ -44,6 +46,32 @@ TIMER = """([selector, text]) => {
 }"""
 
 
+# On the second phone: resolves with Date.now() once `selector` shows `text`.
+SEEN = """([selector, text]) => {
+  window.benchSeen = new Promise((resolve) => {
+    const done = () => {
+      const element = document.querySelector(selector);
+      return element && element.textContent.trim() === text;
+    };
+    const observer = new MutationObserver(() => {
+      if (done()) {
+        observer.disconnect();
+        requestAnimationFrame(() => setTimeout(() => resolve(Date.now())));
+      }
+    });
+    const all = {subtree: true, childList: true, attributes: true, characterData: true};
+    observer.observe(document, all);
+  });
+}"""
+
+
+def slow(context, page):
+    cdp = context.new_cdp_session(page)
+    cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
+    cdp.send("Network.enable")
+    cdp.send("Network.emulateNetworkConditions", NETWORK)
+
+
 def timed_tap(page, target, selector, text=None) -> float:
     page.evaluate(TIMER, [selector, text])
     page.locator(target).tap()
@@ -79,17 +107,31 @@ def main(base: str, taps: int) -> int:
         cells = page.eval_on_selector_all(
             "a.cell.blank", "cells => cells.map(cell => cell.getAttribute('href'))"
         )
-        cdp = context.new_cdp_session(page)
-        cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
-        cdp.send("Network.enable")
-        cdp.send("Network.emulateNetworkConditions", NETWORK)
-        picker, write = [], []
+        # The same organizer's second phone (a tablet at the table, say), on the same card.
+        other_context = browser.new_context(
+            base_url=base,
+            viewport={"width": 360, "height": 780},
+            device_scale_factor=3,
+            is_mobile=True,
+            has_touch=True,
+            locale="es-ES",
+            storage_state=context.storage_state(),
+        )
+        other = other_context.new_page()
+        other.goto(page.url)
+        slow(context, page)
+        slow(other_context, other)
+        other.wait_for_timeout(2000)  # its stream open, as a phone's that has been watching
+        picker, write, seen = [], [], []
         for href in cells[:taps]:
             cell = f'a.cell[href="{href}"]'
             picker.append(timed_tap(page, cell, '#picker-dialog[open] button[name="value"]'))
             button = '#picker button[name="value"]:not([value=""]):not([value="0"])'
             value = page.locator(button).first.get_attribute("value")
+            other.evaluate(SEEN, [cell, value])
+            tapped = page.evaluate("() => Date.now()")
             write.append(timed_tap(page, f"{button} >> nth=0", cell, value))
+            seen.append(other.evaluate("() => window.benchSeen") - tapped)
             page.wait_for_timeout(300)
         browser.close()
     print(
@@ -99,8 +141,10 @@ def main(base: str, taps: int) -> int:
                 "taps": len(picker),
                 "picker_ms": statistics.median(picker),
                 "write_ms": statistics.median(write),
+                "second_phone_ms": statistics.median(seen),
                 "picker_all": [round(t) for t in picker],
                 "write_all": [round(t) for t in write],
+                "second_phone_all": [round(t) for t in seen],
             }
         )
     )

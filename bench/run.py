@@ -129,11 +129,19 @@ class Server:
             port = sock.getsockname()[1]
         self.env, self.base = env, f"http://{HOST}:{port}"
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop)
-        command = [
-            str(Path(sys.executable).parent / "gunicorn"), "dados.wsgi", "--bind", f"{HOST}:{port}",
-            "--worker-class", args.worker_class, "--workers", str(args.workers),
-            "--threads", str(args.threads), "--no-control-socket",
-        ]  # fmt: skip
+        bin_dir = Path(sys.executable).parent
+        if args.server == "uvicorn":  # as make run and docs/operations.md serve it
+            command = [
+                str(bin_dir / "uvicorn"), "dados.asgi:application", "--host", HOST,
+                "--port", str(port), "--workers", str(args.workers), "--no-access-log",
+                "--timeout-graceful-shutdown", "3",
+            ]  # fmt: skip
+        else:
+            command = [
+                str(bin_dir / "gunicorn"), "dados.wsgi", "--bind", f"{HOST}:{port}",
+                "--worker-class", args.worker_class, "--workers", str(args.workers),
+                "--threads", str(args.threads), "--no-control-socket",
+            ]  # fmt: skip
         self.process = subprocess.Popen(
             command, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, start_new_session=True,
@@ -144,7 +152,7 @@ class Server:
                 time.sleep(1)  # every worker booted
                 return
             time.sleep(0.2)
-        sys.exit(f"bench: gunicorn did not start:\n{self.stop()}")
+        sys.exit(f"bench: {args.server} did not start:\n{self.stop()}")
 
     def stop(self) -> str:
         """Stop it; its log's tail."""
@@ -291,6 +299,8 @@ def digital_tables(tables: int, args) -> int:
 
 
 def workers(args) -> str:
+    if args.server == "uvicorn":
+        return f"uvicorn, {args.workers} workers"
     threads = f" x {args.threads} threads" if args.worker_class == "gthread" else ""
     return f"gunicorn {args.worker_class}, {args.workers} workers{threads}"
 
@@ -326,7 +336,8 @@ def table(name, tables, summary, args) -> str:
 def phone_line(phone) -> str:
     return (
         f"phone ({phone['device']}, idle server): tap → picker open {phone['picker_ms']:.0f} ms, "
-        f"tap → write shown {phone['write_ms']:.0f} ms (medians of {phone['taps']})"
+        f"tap → write shown {phone['write_ms']:.0f} ms, tap → shown on a second phone "
+        f"{phone['second_phone_ms']:.0f} ms (medians of {phone['taps']})"
     )
 
 
@@ -354,6 +365,7 @@ def main(argv=None) -> int:
                         help="the share of tables playing with the app's dice, 0 to 1")  # fmt: skip
     parser.add_argument("--duration", type=float, default=60, help="seconds measured")
     parser.add_argument("--warmup", type=float, default=20, help="seconds before measuring")
+    parser.add_argument("--server", default="gunicorn", choices=["gunicorn", "uvicorn"])
     parser.add_argument("--worker-class", default="sync", choices=["sync", "gthread"])
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=1, help="per gthread worker")
