@@ -19,6 +19,13 @@ from playwright.sync_api import sync_playwright
 from bench.seed import PASSWORD
 
 DEVICE = "360x780, 4x CPU throttling, slow 4G"
+PHONE = {
+    "viewport": {"width": 360, "height": 780},
+    "device_scale_factor": 3,
+    "is_mobile": True,
+    "has_touch": True,
+    "locale": "es-ES",
+}
 NETWORK = {
     "offline": False,
     "latency": 150,
@@ -84,14 +91,7 @@ def main(base: str, taps: int) -> int:
             executable_path="/usr/bin/chromium",
             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
         )
-        context = browser.new_context(
-            base_url=base,
-            viewport={"width": 360, "height": 780},
-            device_scale_factor=3,
-            is_mobile=True,
-            has_touch=True,
-            locale="es-ES",
-        )
+        context = browser.new_context(base_url=base, **PHONE)
         page = context.new_page()
         page.goto("/entrar/")
         page.fill('input[name="username"]', "jugador001")
@@ -109,13 +109,7 @@ def main(base: str, taps: int) -> int:
         )
         # The same organizer's second phone (a tablet at the table, say), on the same card.
         other_context = browser.new_context(
-            base_url=base,
-            viewport={"width": 360, "height": 780},
-            device_scale_factor=3,
-            is_mobile=True,
-            has_touch=True,
-            locale="es-ES",
-            storage_state=context.storage_state(),
+            base_url=base, storage_state=context.storage_state(), **PHONE
         )
         other = other_context.new_page()
         other.goto(page.url)

@@ -15,6 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import uuid
 from contextlib import closing, suppress
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
@@ -74,6 +75,18 @@ def migrated_database(db: Path | str) -> Path | str:
     """A SQLite file, or an empty PostgreSQL database, with every migration applied."""
     run([BIN / "python", "manage.py", "migrate", "--noinput"], server_env(db))
     return db
+
+
+def template_database(name: str, folder: Path, postgres: bool):
+    """A migrated database for a module's tests to copy (copy_database, or a PostgreSQL
+    template): yields what to copy from, and drops a PostgreSQL one afterwards."""
+    if postgres:
+        name = f"{name}_{uuid.uuid4().hex[:8]}"  # one per pytest-xdist worker
+        url = migrated_database(postgres_database(name))
+        yield name
+        drop_postgres_database(url)
+    else:
+        yield migrated_database(folder / "template.sqlite3")
 
 
 def copy_database(source: Path, target: Path) -> Path:

@@ -30,9 +30,9 @@ from tests.liveserver import (
     copy_database,
     django_script,
     drop_postgres_database,
-    migrated_database,
     postgres_database,
     query,
+    template_database,
 )
 
 pytestmark = pytest.mark.server
@@ -85,13 +85,9 @@ def seed(db, *, writers=0, cards=1, seats=SEATS, fill=None) -> dict:
 @pytest.fixture(scope="module")
 def template_db(tmp_path_factory):
     """Migrated once per module; every test serves a copy of it."""
-    if POSTGRES:
-        name = "dados_durability_template"
-        url = migrated_database(postgres_database(name))
-        yield name
-        drop_postgres_database(url)
-    else:
-        yield migrated_database(tmp_path_factory.mktemp("durability") / "template.sqlite3")
+    yield from template_database(
+        "dados_durability_template", tmp_path_factory.mktemp("durability"), POSTGRES
+    )
 
 
 @pytest.fixture

@@ -18,8 +18,8 @@ from tests.liveserver import (
     copy_database,
     django_script,
     drop_postgres_database,
-    migrated_database,
     postgres_database,
+    template_database,
 )
 
 pytestmark = pytest.mark.server
@@ -65,12 +65,10 @@ box_write(scorecard_id=card.pk, seat_id=card.seats.order_by("order")[0].pk, box=
 
 @pytest.fixture(scope="module")
 def template_db(tmp_path_factory):
-    if POSTGRES:
-        url = migrated_database(postgres_database("dados_stream_template"))
-        yield "dados_stream_template"
-        drop_postgres_database(url)
-    else:
-        yield migrated_database(tmp_path_factory.mktemp("stream") / "template.sqlite3")
+    """Migrated once per module; every test serves a copy of it."""
+    yield from template_database(
+        "dados_stream_template", tmp_path_factory.mktemp("stream"), POSTGRES
+    )
 
 
 @pytest.fixture
