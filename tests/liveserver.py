@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 import uuid
-from contextlib import closing, suppress
+from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from pathlib import Path
@@ -77,16 +77,33 @@ def migrated_database(db: Path | str) -> Path | str:
     return db
 
 
+@contextmanager
 def template_database(name: str, folder: Path, postgres: bool):
-    """A migrated database for a module's tests to copy (copy_database, or a PostgreSQL
-    template): yields what to copy from, and drops a PostgreSQL one afterwards."""
+    """A migrated database for a module's tests to copy (database_copy): a SQLite file, or
+    the name of a PostgreSQL template, dropped afterwards."""
     if postgres:
         name = f"{name}_{uuid.uuid4().hex[:8]}"  # one per pytest-xdist worker
         url = migrated_database(postgres_database(name))
-        yield name
-        drop_postgres_database(url)
+        try:
+            yield name
+        finally:
+            drop_postgres_database(url)
     else:
         yield migrated_database(folder / "template.sqlite3")
+
+
+@contextmanager
+def database_copy(template, folder: Path, postgres: bool, prefix: str):
+    """A test's own copy of template_database's database: its SQLite file or PostgreSQL
+    URL, a PostgreSQL one dropped afterwards."""
+    if postgres:
+        url = postgres_database(f"{prefix}_{uuid.uuid4().hex[:8]}", template=template)
+        try:
+            yield url
+        finally:
+            drop_postgres_database(url)
+    else:
+        yield copy_database(template, folder / "dados.sqlite3")
 
 
 def copy_database(source: Path, target: Path) -> Path:

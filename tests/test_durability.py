@@ -14,7 +14,6 @@ import sqlite3
 import statistics
 import threading
 import time
-import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -27,10 +26,8 @@ from tests.liveserver import (
     HOST,
     AppServer,
     Browser,
-    copy_database,
+    database_copy,
     django_script,
-    drop_postgres_database,
-    postgres_database,
     query,
     template_database,
 )
@@ -85,24 +82,20 @@ def seed(db, *, writers=0, cards=1, seats=SEATS, fill=None) -> dict:
 @pytest.fixture(scope="module")
 def template_db(tmp_path_factory):
     """Migrated once per module; every test serves a copy of it."""
-    yield from template_database(
+    with template_database(
         "dados_durability_template", tmp_path_factory.mktemp("durability"), POSTGRES
-    )
+    ) as template:
+        yield template
 
 
 @pytest.fixture
 def server(template_db, tmp_path):
-    if POSTGRES:
-        db = postgres_database(f"dados_durability_{uuid.uuid4().hex[:8]}", template=template_db)
-    else:
-        db = copy_database(template_db, tmp_path / "dados.sqlite3")
-    app = AppServer(db=db, log=tmp_path / "gunicorn.log")
-    try:
-        yield app
-    finally:
-        app.stop()
-        if POSTGRES:
-            drop_postgres_database(db)
+    with database_copy(template_db, tmp_path, POSTGRES, "dados_durability") as db:
+        app = AppServer(db=db, log=tmp_path / "gunicorn.log")
+        try:
+            yield app
+        finally:
+            app.stop()
 
 
 def assert_intact(db):

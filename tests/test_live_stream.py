@@ -4,7 +4,6 @@ versions, a restart, the limit per user, and a write on one app server heard on 
 
 import json
 import time
-import uuid
 from urllib.parse import quote
 
 import pytest
@@ -15,10 +14,8 @@ from tests.liveserver import (
     HOST,
     AppServer,
     Browser,
-    copy_database,
+    database_copy,
     django_script,
-    drop_postgres_database,
-    postgres_database,
     template_database,
 )
 
@@ -66,20 +63,16 @@ box_write(scorecard_id=card.pk, seat_id=card.seats.order_by("order")[0].pk, box=
 @pytest.fixture(scope="module")
 def template_db(tmp_path_factory):
     """Migrated once per module; every test serves a copy of it."""
-    yield from template_database(
+    with template_database(
         "dados_stream_template", tmp_path_factory.mktemp("stream"), POSTGRES
-    )
+    ) as template:
+        yield template
 
 
 @pytest.fixture
 def db_url(template_db, tmp_path):
-    if POSTGRES:
-        db = postgres_database(f"dados_stream_{uuid.uuid4().hex[:8]}", template=template_db)
-    else:
-        db = copy_database(template_db, tmp_path / "dados.sqlite3")
-    yield db
-    if POSTGRES:
-        drop_postgres_database(db)
+    with database_copy(template_db, tmp_path, POSTGRES, "dados_stream") as db:
+        yield db
 
 
 @pytest.fixture
