@@ -16,6 +16,22 @@ the digital card's interval (`every 2s`). When the last box ends the game, the o
 phone creates the next card and the table moves to it. Their requests have names of their
 own: «roll», «score», «digital poll, …», «digital card page».
 
+With `"transport": "stream"` (the app's own, pushed), nine phones in ten hold the card's
+stream (`/tarjetas/N/eventos/`, a Server-Sent Events answer read on a socket of the phone's
+own, as an EventSource would) and poll no more: on each «version» event they ask the live
+card what changed, as the page does (`card-moved`). The tenth phone polls, as a page whose
+stream cannot open does. A page reload (once a minute) reopens the stream, saying the
+version the page shows; a dropped stream reconnects after the server's `retry`, polling
+meanwhile. With `"transport": "poll"` every phone polls, as before the stream.
+
+Every phone notes when it first shows each version of its card; each write's answer, when it
+was made. The delivery delay of a write is, for each other phone of the table, from the
+write's answer to the moment that phone shows its version (a stream phone: also the arrival
+of the event). At the end the writes stop, and after a quiet spell every phone must show its
+card's last version (the card page's, asked once more): a phone behind has lost an event.
+Then the phones leave, and the server's memory is read with one, then two, streams per
+seat open: the memory per stream is the difference.
+
 Two more users request the stock floors (bench/views.py) once a second each, for the
 ratios. Statistics start after the warm-up.
 """
@@ -29,10 +45,12 @@ import random
 import re
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 import gevent
+import gevent.socket
 from gevent.event import Event
 from locust import FastHttpUser, events, task
 from locust.env import Environment
@@ -55,6 +73,13 @@ CREATED: dict[int, Event] = {}
 SEATS: list = []  # (class name, table, seat, user, session), taken as users start
 LATE: list[float] = []  # how late each tick started after its slot, in seconds
 CPU_WARNINGS = {"count": 0}
+PHONES: list = []  # every phone, as it starts
+WRITES: list = []  # (monotonic time of the answer, table, card, version, the phone's index)
+STREAMS = {"open": 0}  # streams open right now
+OPEN_SAMPLES: list[int] = []  # STREAMS["open"], once a second while measuring
+SHARED = Counter()  # changed polls by X-Dados-Shared: hit, miss, own (or a whole sheet)
+STOPPING = Event()  # set at the end: no more writes, no new cards
+POLL_EVERY_TENTH = 10  # one phone in this many polls instead of streaming
 
 
 def pacing(period: float):
@@ -79,6 +104,43 @@ def tick_started(user) -> None:
     LATE.append(time.monotonic() - (user.phase + user.slot))
 
 
+def server_address() -> tuple[str, int]:
+    address = urlsplit(CONFIG["base"])
+    return address.hostname, address.port
+
+
+STREAM_REQUEST = (
+    "GET {path}?version={version} HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\n"
+    "Accept: text/event-stream\r\nCache-Control: no-cache\r\n\r\n"
+)
+
+
+def events_of(lines):
+    """Server-Sent Events from a stream's lines (chunked or not): (event, data, retry ms)."""
+    name, data, retry = "", "", None
+    for raw in lines:
+        line = raw.decode().rstrip("\r\n")
+        if line == "":
+            if name or data or retry is not None:
+                yield name or "message", data, retry
+            name, data, retry = "", "", None
+        elif line.startswith("event:"):
+            name = line[6:].strip()
+        elif line.startswith("data:"):
+            data = line[5:].strip()
+        elif line.startswith("retry:"):
+            retry = int(line[6:].strip())
+        # else a comment (the heartbeat), an id, or a chunk's size: nothing to do
+
+
+def fire(name: str, began: float, error: str | None) -> None:
+    """Count a stream's moment with the requests: its opening (to the headers), a drop."""
+    events.request.fire(
+        request_type="SSE", name=name, response_time=(time.perf_counter() - began) * 1000,
+        response_length=0, exception=RuntimeError(error) if error else None, context={},
+    )  # fmt: skip
+
+
 def log_in(client, session: str) -> None:
     host = urlsplit(CONFIG["base"]).hostname
     client.cookiejar.set_cookie(create_cookie(CONFIG["session_cookie"], session, domain=host))
@@ -99,17 +161,27 @@ class Phone(FastHttpUser):
     digital = False  # a game with the app's dice (DigitalPhone)
     over = None  # the card whose game this phone saw end, until it opens the next one
     slot = 0
+    streams = False  # this phone follows the card through its stream
+    streaming = False  # and the stream is open now
+    stream_greenlet = None
 
     def on_start(self):
         kind = type(self).__name__
         index = next(i for i, s in enumerate(SEATS) if s[0] == kind)
-        _, self.table, self.seat, self.user_id, session = SEATS.pop(index)
-        log_in(self.client, session)
+        _, self.table, self.seat, self.user_id, self.session = SEATS.pop(index)
+        log_in(self.client, self.session)
+        self.heard = []  # a stream phone's events: (time, card, version)
         self.phase = time.monotonic() + random.random()  # phones are out of step
         self.offset = random.randrange(STATS_EVERY)
         self.poll_element, self.poll_every, self.inputs, self.csrf = {}, 3, {}, ""
         self.stats_pages = ["/historial/", f"/jugadores/{self.user_id}/", "/clasificacion/"]
         self.prefix = "digital " if self.digital else ""  # of its requests' names
+        self.index, self.shown = len(PHONES), []  # shown: (time, card, version), as it moves
+        PHONES.append(self)
+        self.streams = (
+            CONFIG.get("transport") == "stream"
+            and (self.table * 6 + self.seat) % POLL_EVERY_TENTH != POLL_EVERY_TENTH - 1
+        )
         if self.creates:
             self.create_card()
         if not CREATED[self.table].wait(60):
@@ -145,7 +217,19 @@ class Phone(FastHttpUser):
             self.poll_element = poll
             self.poll_every = int(re.search(r"every (\d+)s", poll["hx-trigger"])[1])
             versioned = True  # a new poll: its URL or what it includes has the version
+        version = self.version() if versioned else None
+        if version is not None and (not self.shown or self.shown[-1][1:] != (self.card, version)):
+            self.shown.append((time.monotonic(), self.card, version))
         return versioned
+
+    def version(self) -> int | None:
+        """The version of the card the page shows."""
+        raw = self.inputs.get("#sheet-version", ("", ""))[1]
+        return int(raw) if raw.isdigit() else None
+
+    def wrote(self) -> None:
+        """A write's answer has come: when, and the version it made."""
+        WRITES.append((time.monotonic(), self.table, self.card, self.version(), self.index))
 
     def included(self, element: dict) -> list[tuple[str, str]]:
         names = [s.strip() for s in element.get("hx-include", "").split(",") if s.strip()]
@@ -160,6 +244,69 @@ class Phone(FastHttpUser):
             elif self.writes:  # row by row, as a game goes: round by round
                 cells = dict.fromkeys(CELL.findall(r.text))
                 self.cells = [(seat, box) for seat, box in cells if box in BOXES]
+        self.open_stream(r.text)
+
+    def open_stream(self, page: str) -> None:
+        """A page loaded: its stream, if it has one, from the version it shows."""
+        self.close_stream()
+        holder = next((d for d in tags(page, "div") if d.get("id") == "card-stream"), None)
+        if self.streams and holder and self.version() is not None:
+            self.stream_greenlet = gevent.spawn(self.follow, holder["data-url"], self.version())
+
+    def close_stream(self) -> None:
+        if self.stream_greenlet is not None:
+            self.stream_greenlet.kill(block=False)
+            self.stream_greenlet = None
+        self.streaming = False
+
+    def follow(self, path: str, version: int) -> None:
+        """The stream, as an EventSource reads it: on each «version» the page asks what
+        changed; after a drop it reconnects with the last id it heard, `retry` ms later."""
+        retry, last_id = 2.0, str(version)
+        while True:
+            sock = None
+            try:
+                began = time.perf_counter()
+                sock = gevent.socket.create_connection(server_address(), timeout=CONFIG["timeout"])
+                sock.sendall(STREAM_REQUEST.format(
+                    path=path, version=last_id, host=server_address()[0],
+                    cookie=f"{CONFIG['session_cookie']}={self.session}",
+                ).encode())  # fmt: skip
+                sock.settimeout(None)  # the heartbeat keeps it moving; a drop ends the read
+                lines = sock.makefile("rb")
+                status = lines.readline().decode()
+                while lines.readline() not in (b"\r\n", b""):
+                    pass  # the headers
+                code = int(status.split()[1]) if status.startswith("HTTP/") else 0
+                fire("stream open", began, error=None if code == 200 else f"status {code}")
+                if code != 200:
+                    return  # refused, or 204: the page polls
+                self.streaming = True
+                STREAMS["open"] += 1
+                try:
+                    for name, data, retry_ms in events_of(lines):
+                        if retry_ms is not None:
+                            retry = retry_ms / 1000
+                        if name == "version":
+                            last_id = data
+                            self.heard.append((time.monotonic(), self.card, int(data)))
+                            self.poll("stream fetch")
+                        elif name == "end":
+                            self.poll("stream fetch")
+                            return
+                        elif name == "idle":
+                            return
+                finally:
+                    STREAMS["open"] -= 1
+                    self.streaming = False
+                fire("stream drop", time.perf_counter(), error=None)
+            except OSError as error:
+                self.streaming = False
+                fire("stream open", began, error=f"{type(error).__name__}: {error}")
+            finally:
+                if sock is not None:
+                    sock.close()
+            gevent.sleep(retry)
 
     @task
     def tick_(self):
@@ -170,7 +317,7 @@ class Phone(FastHttpUser):
             pass
         elif self.tick % RELOAD_EVERY == 0:
             self.load_page()
-        elif self.poll_element and self.tick % self.poll_every == 0:
+        elif self.poll_element and self.tick % self.poll_every == 0 and not self.streaming:
             self.poll()
         if self.tick % STATS_EVERY == 0:
             page = self.stats_pages[self.tick // STATS_EVERY % 3]
@@ -178,19 +325,20 @@ class Phone(FastHttpUser):
             self.client.get(page, name=names.get(page, "player statistics"))
 
     def act(self):
-        if self.writes and self.tick % WRITE_EVERY == 0:
+        if self.writes and self.tick % WRITE_EVERY == 0 and not STOPPING.is_set():
             self.write()
 
-    def poll(self):
+    def poll(self, kind="poll"):
         url, params = self.poll_element["hx-get"], self.included(self.poll_element)
         if params:
             url += ("&" if "?" in url else "?") + urlencode(params)
-        poll = f"{self.prefix}poll"
+        poll = f"{self.prefix}{kind}"
         with self.client.get(url, headers=HX, name=poll, catch_response=True) as r:
             if r.status_code == 204:
                 r.request_meta["name"] = f"{poll}, unchanged (204)"
             elif r.status_code == 200:
                 r.request_meta["name"] = f"{poll}, changed (200)"
+                SHARED[r.headers.get("X-Dados-Shared", "sheet")] += 1
                 if not self.absorb(r.text):
                     r.failure("no new version in the answer")
             else:
@@ -216,6 +364,8 @@ class Phone(FastHttpUser):
             if r.status_code != 200 or not self.absorb(r.text):
                 r.failure(f"{r.status_code}, no new version in the answer")
                 gevent.spawn(self.load_page)  # what the page does: show the card as it is
+            else:
+                self.wrote()
 
 
 class Player(Phone):
@@ -256,8 +406,11 @@ class DigitalPhone(Phone):
         with self.client.get(self.page, name=name or "digital card page", catch_response=True) as r:
             if not self.absorb(r.text) or not ("sheet-poll" in r.text or self.over == self.card):
                 r.failure(f"{r.status_code}, no card in the page")
+        self.open_stream(r.text)
 
     def act(self):
+        if STOPPING.is_set():
+            return
         if self.over is not None:
             if self.creates and CARDS[self.table] == self.over:
                 self.create_card()
@@ -291,6 +444,8 @@ class DigitalPhone(Phone):
                 gevent.spawn(self.load_page)
             elif not self.absorb(r.text):
                 r.failure("no new version in the answer")
+            else:
+                self.wrote()
         if ended:  # htmx loads the finished card's whole page
             self.load_page(name="digital card page, game over")
 
@@ -376,6 +531,101 @@ def machine_sample(server: int, database: int | None) -> dict:
     }
 
 
+def phones_behind() -> list[str]:
+    """The phones that do not show their card's last version (the card page's now)."""
+    last, behind = {}, []
+    for phone in PHONES:
+        if phone.card not in last:
+            page = phone.client.get(f"/tarjetas/{phone.card}/", name="end: the card's version")
+            found = [i for i in tags(page.text, "input") if i.get("id") == "sheet-version"]
+            last[phone.card] = int(found[0]["value"]) if found else None
+        if phone.version() != last[phone.card]:
+            how = "stream" if phone.streams else "poll"
+            behind.append(
+                f"table {phone.table} seat {phone.seat} ({how}): shows {phone.version()} "
+                f"of card {phone.card}, at {last[phone.card]}"
+            )
+    return behind
+
+
+def deliveries(start: float, end: float) -> dict:
+    """From each write's answer (while measuring) to each other phone of its table showing
+    its version (or a later one), and, on a stream phone, to the event's arrival."""
+    at_table: dict[int, list] = {}
+    for phone in PHONES:
+        at_table.setdefault(phone.table, []).append(phone)
+    delays = {"stream": [], "poll": [], "event": []}
+    undelivered = 0
+    for when, table, card, version, writer in WRITES:
+        if not start <= when <= end or version is None:
+            continue
+        for phone in at_table[table]:
+            if phone.index == writer:
+                continue
+            seen = next((t for t, c, v in phone.shown if c == card and v >= version), None)
+            if seen is None:
+                undelivered += 1  # the phone moved on to the table's next card, or lost it
+                continue
+            delays["stream" if phone.streams else "poll"].append(max(0.0, seen - when))
+            heard = next((t for t, c, v in phone.heard if c == card and v >= version), None)
+            if heard is not None:
+                delays["event"].append(max(0.0, heard - when))
+    summary = {
+        f"delivery_{kind}": {
+            "count": len(values),
+            **{f"p{q}": percentile(values, q / 100) * 1000 for q in (50, 95, 99)},
+        }
+        for kind, values in delays.items()
+    }
+    return {**summary, "undelivered": undelivered}
+
+
+def memory_kb(root: int) -> int:
+    """The proportional memory (PSS) of a server and its workers, in KiB."""
+    total = 0
+    for status in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError):
+            text = status.read_text()
+            if root in (int(status.parent.name), int(text[text.rindex(")") + 2 :].split()[1])):
+                rollup = (status.parent / "smaps_rollup").read_text()
+                total += int(re.search(r"^Pss:\s+(\d+) kB", rollup, re.M)[1])
+    return total
+
+
+def hold(path: str, version: int, session: str, opened: list) -> None:
+    """One stream kept open and read, doing nothing with its events."""
+    with gevent.socket.create_connection(server_address(), timeout=CONFIG["timeout"]) as sock:
+        cookie = f"{CONFIG['session_cookie']}={session}"
+        sock.sendall(STREAM_REQUEST.format(path=path, version=version, host=server_address()[0],
+                                           cookie=cookie).encode())  # fmt: skip
+        sock.settimeout(None)
+        lines = sock.makefile("rb")
+        if lines.readline().split()[1:2] == [b"200"]:
+            opened.append(1)
+        while lines.readline():
+            pass
+
+
+def stream_memory(server: int) -> dict:
+    """The server's memory with no phone, then with one, then two, streams per phone."""
+    gevent.sleep(3)
+    readings, opened, holders = [memory_kb(server)], [], []
+    for _ in range(2):
+        for phone in PHONES:
+            if phone.version() is not None:
+                path = f"/tarjetas/{phone.card}/eventos/"
+                holders.append(gevent.spawn(hold, path, phone.version(), phone.session, opened))
+        deadline = time.monotonic() + 30
+        while len(opened) < len(holders) and time.monotonic() < deadline:
+            gevent.sleep(0.5)
+        gevent.sleep(3)
+        readings.append(memory_kb(server))
+    gevent.killall(holders, block=False)
+    per = (readings[2] - readings[1]) / max(1, len(opened) - len(opened) // 2)
+    return {"memory_mb": [r / 1024 for r in readings], "memory_streams": len(opened),
+            "memory_per_stream_kb": per}  # fmt: skip
+
+
 def percentile(values, share) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(len(values) * share))] if values else 0.0
@@ -402,13 +652,17 @@ def main(path: str) -> int:
     runner.start(users, spawn_rate=users / CONFIG["spawn"])
     gevent.sleep(CONFIG["warmup"])
     env.stats.reset_all()
+    SHARED.clear()
     gc.collect()
     gc.freeze()  # the users and their sessions: no full collection walks them again
     LATE.clear()
     CPU_WARNINGS["count"] = 0
     database = postmaster(CONFIG["database_port"]) if CONFIG["database_port"] else None
     before = machine_sample(CONFIG["server_pid"], database)
-    gevent.sleep(CONFIG["duration"])
+    for _ in range(int(CONFIG["duration"])):
+        gevent.sleep(1)
+        OPEN_SAMPLES.append(STREAMS["open"])
+    gevent.sleep(CONFIG["duration"] % 1)
     after = machine_sample(CONFIG["server_pid"], database)
     stats = {
         name: {
@@ -423,6 +677,14 @@ def main(path: str) -> int:
     }
     errors = [f"{e.occurrences} x {e.name}: {e.error}" for e in env.stats.errors.values()]
     late = list(LATE)
+    shared = dict(SHARED)
+    STOPPING.set()  # the writes stop; every phone gets the last one
+    gevent.sleep(CONFIG.get("quiet", 8))
+    behind = phones_behind()
+    delivered = deliveries(before["wall"], after["wall"])
+    for phone in PHONES:
+        phone.close_stream()
+    memory = stream_memory(CONFIG["server_pid"]) if CONFIG.get("transport") == "stream" else {}
     runner.quit()
     wall = after["wall"] - before["wall"]
     ncpu = os.cpu_count() or 1
@@ -439,6 +701,19 @@ def main(path: str) -> int:
             "cpu_warnings": CPU_WARNINGS["count"],
             # Ticks run / slots (one per user per second): a slot missed is skipped.
             "schedule": len(late) / (users * wall),
+        },
+        "streams": {
+            "open_mean": sum(OPEN_SAMPLES) / len(OPEN_SAMPLES) if OPEN_SAMPLES else 0,
+            "open_max": max(OPEN_SAMPLES, default=0),
+            "phones": len(PHONES),
+            # The changed polls and fetches: a shared patch from the cache (hit), rendered
+            # and stored (miss), the viewer's own (own), or the whole sheet (sheet).
+            **{f"shared_{k}": shared.get(k, 0) for k in ("hit", "miss", "own", "sheet")},
+            "streaming_phones": sum(p.streams for p in PHONES),
+            **delivered,
+            "behind": len(behind),
+            "behind_examples": behind[:5],
+            **memory,
         },
         "machine": {
             "busy": busy,

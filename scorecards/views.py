@@ -426,9 +426,12 @@ def scorecard_live(request, pk):
     if since == card["version"]:
         return HttpResponse(status=204)
     # Most of a table's phones get the same patch: rendered once, then from the cache.
+    # X-Dados-Shared says which (as a proxy's X-Cache-Status does): the bench's hit rate.
     shared = _shared_patch_key(request.user, pk, card, since)
     if shared and (content := cache.get(shared)) is not None:
-        return _patch_answer(HttpResponse(content), since)
+        response = _patch_answer(HttpResponse(content), since)
+        response["X-Dados-Shared"] = "hit"
+        return response
     scorecard = _card(request, pk)
     if since is not None and (cells := _changed_cells(scorecard, since)) is not None:
         response = _patch(request, scorecard, since, cells)
@@ -436,6 +439,9 @@ def scorecard_live(request, pk):
         cache.set(_turn_key(pk, card), turn.seat.player_id if turn else 0, SHARED_FOR)
         if shared or (shared := _shared_patch_key(request.user, pk, card, since)):
             cache.set(shared, response.content, SHARED_FOR)
+            response["X-Dados-Shared"] = "miss"
+        else:
+            response["X-Dados-Shared"] = "own"  # the viewer's own: the turn's forms
         return response
     return _sheet(request, scorecard)
 

@@ -76,10 +76,38 @@ def test_a_digital_turn_is_judged_like_a_box_write():
     summary = combine([_run(40, roll_p95=BUDGET_MS + 1)])
     assert misses(summary) == ["roll: p95 101 ms, 0 errors"]
     assert summary["rows"]["roll, refused (409)"]["count"] == 1  # counted apart, not an error
-    args = Namespace(duration=60, digital=0.5)
+    args = Namespace(duration=60, digital=0.5, server=None)
     lines = table("SQLite", 4, {**summary, "retried": 0}, args).splitlines()
     assert "4 tables (24 phones, 2 of them digital)" in lines[1]
     assert "| roll | 90 | 0 | 1.5 | 12 | 101 | 102 | 2.0x |" in lines  # p50 ÷ the write floor's
+
+
+def _streamed(run, *, p95, behind=0):
+    delivery = {"count": 300, "p50": 120, "p95": p95, "p99": p95 + 10}
+    run["streams"] = {
+        "open_mean": 27.0, "open_max": 27, "phones": 30, "streaming_phones": 27,
+        "shared_hit": 60, "shared_miss": 20, "shared_own": 20, "shared_sheet": 0,
+        "delivery_stream": delivery, "delivery_poll": {**delivery, "p95": 2700},
+        "delivery_event": delivery, "undelivered": 0, "behind": behind,
+        "behind_examples": ["table 1 seat 2 (stream): shows 3 of card 9, at 4"] if behind else [],
+        "memory_mb": [250.0, 255.0, 260.0], "memory_streams": 54, "memory_per_stream_kb": 190.0,
+    }  # fmt: skip
+    return run
+
+
+def test_the_stream_is_judged_on_its_delivery_and_on_every_phone_ending_up_to_date():
+    held = combine([_streamed(_run(40), p95=300), _streamed(_run(40), p95=900)] * 2)
+    assert held["streams"]["delivery_stream"]["p95"] == 600  # the median of the runs'
+    assert misses(held) == ["delivery to stream phones: p95 600 ms"]
+    assert misses(combine([_streamed(_run(40), p95=300)])) == []
+    lost = combine([_streamed(_run(40), p95=300), _streamed(_run(40), p95=300, behind=1)])
+    assert misses(lost) == ["1 phones did not end at their card's last version"]
+    args = Namespace(duration=60, digital=0.5, server=None)
+    lines = table("SQLite, stream", 5, {**lost, "retried": 0}, args, "stream").splitlines()
+    assert "MISSES" in lines[1]
+    assert any("60% from the shared cache" in line for line in lines)
+    assert any("190 KiB per open stream" in line for line in lines)
+    assert "- behind: table 1 seat 2 (stream): shows 3 of card 9, at 4" in lines
 
 
 def test_a_phone_holds_the_most_common_face_and_scores_the_best_box():

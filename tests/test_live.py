@@ -377,7 +377,7 @@ def test_the_phones_that_only_watch_share_one_render_of_a_patch(
     first, *others = [Client() for _ in seats[2:]]
     first.force_login(seats[2].player)
     rendered = live(first, card, 0)
-    assert rendered["HX-Reswap"] == "none"
+    assert (rendered["HX-Reswap"], rendered["X-Dados-Shared"]) == ("none", "miss")
     for client, seat in zip(others, seats[3:], strict=True):
         client.force_login(seat.player)
         # the session, the user, the card's version with who organizes it; the patch and
@@ -386,6 +386,7 @@ def test_the_phones_that_only_watch_share_one_render_of_a_patch(
             shared = live(client, card, 0)
         assert shared.content == rendered.content
         assert (shared["HX-Reswap"], shared["X-Dados-Base"]) == ("none", "0")
+        assert shared["X-Dados-Shared"] == "hit"  # what the bench counts for its hit rate
     assert len(others) == n - 3
 
 
@@ -416,8 +417,9 @@ def test_a_digital_turns_forms_are_never_shared(client, organizer, ana, ben, scr
     services.turn_roll(scorecard_id=card.pk, author=ana, version="0", shown="", keep=[])
     for who in (ana, organizer, ana):
         client.force_login(who)
-        text = live(client, card, 0).text
-        assert 'name="csrfmiddlewaretoken"' in text
+        answer = live(client, card, 0)
+        assert 'name="csrfmiddlewaretoken"' in answer.text
+        assert answer["X-Dados-Shared"] == "own"
     assert views._shared_patch_key(ana, card.pk, _fields(card), 0) is None
     client.force_login(ben)
     watched = live(client, card, 0).text
