@@ -243,3 +243,22 @@ def test_under_asgi_no_connection_is_kept_and_postgresql_pools_them():
         "{'min_size': 1, 'max_size': 10}"
     )
     assert _setting(pool, DATABASE_URL=sqlite, DADOS_SERVER="asgi") == "None"
+
+
+def test_under_asgi_static_files_served_whole_are_not_warned_about_each_time():
+    """WhiteNoise's FileResponse is a synchronous iterator, which Django's ASGI handler
+    warns about on every static file (dados/asgi.py); other warnings still show."""
+    django_warns = (
+        "import dados.asgi, warnings; warnings.warn('StreamingHttpResponse must consume "
+        "synchronous iterators in order to serve them asynchronously.')"
+    )
+    env = {**os.environ, "SECRET_KEY": "x" * 50, "DEBUG": "false"}
+    for code, fails in (
+        (django_warns, False),
+        ("import dados.asgi, warnings; warnings.warn('x')", True),
+    ):
+        result = subprocess.run(
+            [sys.executable, "-W", "error", "-c", code], env=env, capture_output=True,
+            cwd=settings.BASE_DIR,
+        )  # fmt: skip
+        assert (result.returncode != 0) == fails, result.stderr
