@@ -607,23 +607,29 @@ def hold(path: str, version: int, session: str, opened: list) -> None:
 
 
 def stream_memory(server: int) -> dict:
-    """The server's memory with no phone, then with one, then two, streams per phone."""
+    """The server's memory with no phone, then with half, then all, of the phones'
+    streams open again (by halves: a player sits at several tables, and a user may open
+    only live.MAX_PER_USER streams per process)."""
     gevent.sleep(3)
-    readings, opened, holders = [memory_kb(server)], [], []
-    for _ in range(2):
-        for phone in PHONES:
+    readings, counts, holders = [memory_kb(server)], [], []
+    for half in (0, 1):
+        opened = []
+        for phone in PHONES[half::2]:
             if phone.version() is not None:
                 path = f"/tarjetas/{phone.card}/eventos/"
                 holders.append(gevent.spawn(hold, path, phone.version(), phone.session, opened))
         deadline = time.monotonic() + 30
-        while len(opened) < len(holders) and time.monotonic() < deadline:
+        while len(opened) < len(PHONES[half::2]) and time.monotonic() < deadline:
             gevent.sleep(0.5)
         gevent.sleep(3)
         readings.append(memory_kb(server))
+        counts.append(len(opened))
     gevent.killall(holders, block=False)
-    per = (readings[2] - readings[1]) / max(1, len(opened) - len(opened) // 2)
-    return {"memory_mb": [r / 1024 for r in readings], "memory_streams": len(opened),
-            "memory_per_stream_kb": per}  # fmt: skip
+    return {
+        "memory_mb": [r / 1024 for r in readings],
+        "memory_streams": counts,
+        "memory_per_stream_kb": (readings[2] - readings[1]) / max(1, counts[1]),
+    }
 
 
 def percentile(values, share) -> float:

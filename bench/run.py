@@ -168,7 +168,7 @@ class Server:
             self.process.wait()
         self.log.seek(0)
         with self.log:
-            return self.log.read().decode(errors="replace")[-3000:]
+            return self.log.read().decode(errors="replace")[-20000:]
 
 
 def busy(seconds=2.0) -> float:
@@ -407,7 +407,8 @@ def stream_lines(streams) -> list[str]:
         )
     if "memory_per_stream_kb" in streams:
         mb = ", ".join(f"{m:.0f}" for m in streams["memory_mb"])
-        lines.append(f"- server memory (PSS) with 0, 1 and 2 streams per phone: {mb} MB: "
+        opened = " and ".join(str(n) for n in streams["memory_streams"])
+        lines.append(f"- server memory (PSS) with no stream, {opened} more streams open: {mb} MB: "
                      f"{streams['memory_per_stream_kb']:.0f} KiB per open stream")  # fmt: skip
     lines += [f"- behind: {e}" for e in streams.get("behind_examples", [])]
     return lines

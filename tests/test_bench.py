@@ -90,7 +90,8 @@ def _streamed(run, *, p95, behind=0):
         "delivery_stream": delivery, "delivery_poll": {**delivery, "p95": 2700},
         "delivery_event": delivery, "undelivered": 0, "behind": behind,
         "behind_examples": ["table 1 seat 2 (stream): shows 3 of card 9, at 4"] if behind else [],
-        "memory_mb": [250.0, 255.0, 260.0], "memory_streams": 54, "memory_per_stream_kb": 190.0,
+        "memory_mb": [250.0, 255.0, 260.0], "memory_streams": [27, 27],
+        "memory_per_stream_kb": 190.0,
     }  # fmt: skip
     return run
 
