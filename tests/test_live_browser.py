@@ -4,6 +4,7 @@ its focus, scroll and announcements, and polls again where the stream cannot ope
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -13,6 +14,7 @@ from tests.factories import PASSWORD
 from tests.liveserver import AppServer, copy_database, django_script, migrated_database
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
+ARTIFACTS = Path(__file__).parent / "artifacts"  # the two phones' screens, to look at
 
 SEED = """
 import json, sys
@@ -117,6 +119,9 @@ def test_the_second_phone_shows_a_write_pushed_keeping_focus_and_scroll(phones):
     # One stream all along, and one request per write to fetch it.
     assert len(streams(ana)) == 1
     assert len(polls(ana, quiet_from)) == 2
+    ARTIFACTS.mkdir(exist_ok=True)
+    olga.screenshot(path=ARTIFACTS / "live-physical-organizer-360.png")
+    ana.screenshot(path=ARTIFACTS / "live-physical-second-phone-360.png")
 
 
 def test_the_second_phone_sees_the_dice_of_a_digital_roll_and_hears_them(phones):
@@ -135,6 +140,9 @@ def test_the_second_phone_sees_the_dice_of_a_digital_roll_and_hears_them(phones)
         "Tirada 1 de 3: " + " ".join(faces), timeout=2000
     )
     assert ben.evaluate("window.sameDocument") is True
+    ARTIFACTS.mkdir(exist_ok=True)
+    ana.screenshot(path=ARTIFACTS / "live-digital-turn-player-360.png")
+    ben.screenshot(path=ARTIFACTS / "live-digital-second-phone-360.png")
 
 
 def test_a_phone_whose_stream_is_blocked_polls_as_before(phones):
