@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from scorecards import live as stream_hub
 from scorecards import services, views
 from scorecards.labels import BONUS_BOX
 from scorecards.models import Scorecard
@@ -431,3 +432,25 @@ def _fields(card):
     return Scorecard.objects.filter(pk=card.pk).values(
         "version", "created_at", "organizer_id", "mode", "finalized_at"
     )[0]
+
+
+# The stream's per-change work (scorecards.live): one query a tick for every card a
+# process streams, however many; then each phone's fetch is a poll (budgets above).
+
+
+@pytest.mark.parametrize("n", [2, 20])
+def test_a_stream_process_reads_all_its_cards_versions_in_one_query(
+    organizer, django_assert_num_queries, monkeypatch, n
+):
+    cards = [make_scorecard(organizer, n=2) for _ in range(n)]
+    fill(cards[0])
+    services.scorecard_finalize(scorecard_id=cards[0].pk, author=organizer)
+    # Outside the tests' transaction it closes a connection past CONN_MAX_AGE.
+    monkeypatch.setattr(stream_hub, "close_old_connections", lambda: None)
+    gone = max(card.pk for card in cards) + 1
+    with django_assert_num_queries(1):
+        states = stream_hub._read([card.pk for card in cards] + [gone])
+    assert states[cards[0].pk].over is True
+    assert states[cards[1].pk] == stream_hub.State(version=0, over=False)
+    assert gone not in states  # a discarded card: its streams end (scorecards.live.GONE)
+    assert len(states) == n
