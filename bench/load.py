@@ -250,8 +250,9 @@ class Phone(FastHttpUser):
         """A page loaded: its stream, if it has one, from the version it shows."""
         self.close_stream()
         holder = next((d for d in tags(page, "div") if d.get("id") == "card-stream"), None)
-        if self.streams and holder and self.version() is not None:
-            self.stream_greenlet = gevent.spawn(self.follow, holder["data-url"], self.version())
+        if self.streams and holder and "sse-connect" in holder and self.version() is not None:
+            path = holder["sse-connect"].split("?")[0]  # the version: the one the page shows
+            self.stream_greenlet = gevent.spawn(self.follow, path, self.version())
 
     def close_stream(self) -> None:
         if self.stream_greenlet is not None:

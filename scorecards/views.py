@@ -497,9 +497,9 @@ async def scorecard_events(request, pk):
         return HttpResponse(_("Esa versión de la tarjeta no existe."), status=400)
     if finalized_at is not None and shown == version:
         return HttpResponse(status=204)  # nothing more will happen: do not reconnect
-    if not isinstance(request, ASGIRequest):
-        # A WSGI server (runserver, the tests' live servers) would hold a thread for the
-        # whole stream and send nothing: 204 tells the page not to retry, and it polls.
+    if not streams(request):
+        # A page served by ASGI that reaches a WSGI server (a mixed deployment) gets 204:
+        # the page does not retry, and it polls.
         return HttpResponse(status=204)
     if not live.may_open(user.pk):
         return HttpResponse(_("Demasiadas tarjetas abiertas a la vez."), status=429)
@@ -522,7 +522,16 @@ def scorecard_detail(request, pk):
     scorecard = _card(request, pk)
     if request.htmx:
         return _sheet(request, scorecard)
-    return render(request, "scorecards/card.html", _sheet_context(scorecard, request.user))
+    context = _sheet_context(scorecard, request.user)
+    context["streams"] = streams(request) and not scorecard.is_finalized
+    return render(request, "scorecards/card.html", context)
+
+
+def streams(request) -> bool:
+    """Whether this server can hold a card's stream open: an ASGI one. A WSGI server
+    (runserver, the tests' live servers) would hold a thread for the whole stream and
+    send nothing; its pages poll."""
+    return isinstance(request, ASGIRequest)
 
 
 @login_required

@@ -69,8 +69,11 @@ def test_a_poll_while_nothing_changed_gets_204_and_nothing_else(client, card, an
     assert "Set-Cookie" not in response.headers  # nor the session saved again
 
 
-def test_the_card_page_polls_while_in_progress(client, card, ana):
+def test_the_card_page_polls_while_in_progress(client, card, ana, monkeypatch):
     client.force_login(ana)
+    page = client.get(reverse("scorecard", args=[card.pk])).text
+    assert "sse-connect" not in page  # WSGI (the test client's): the page only polls
+    monkeypatch.setattr(views, "streams", lambda request: True)  # as under ASGI
     page = client.get(reverse("scorecard", args=[card.pk])).text
     poll = re.search(r'<div class="poll" id="sheet-poll"[^>]*>', page).group(0)
     assert f'hx-get="{reverse("scorecard_live", args=[card.pk])}"' in poll
@@ -82,13 +85,18 @@ def test_the_card_page_polls_while_in_progress(client, card, ana):
     assert 'hx-trigger="every 3s, card-moved"' in poll
     assert 'hx-target="#sheet"' in poll
     assert "hx-swap-oob" not in poll
+    # The stream, opened by htmx's SSE extension (served from django-htmx's static files)
+    # from the version the page shows, around the sheet that the poll's answers replace.
     stream = reverse("scorecard_events", args=[card.pk])
-    assert f'<div id="card-stream" data-url="{stream}" hidden></div>' in page
+    assert f'<div id="card-stream" hx-ext="sse" sse-connect="{stream}?version=0">' in page
+    assert page.index('id="card-stream"') < page.index('id="sheet"') < page.index('id="sheet-poll"')
+    assert "/static/django_htmx/ext/hx-sse-2.min" in page
     fill(card)
     services.scorecard_finalize(scorecard_id=card.pk, author=card.organizer)
     finished = client.get(reverse("scorecard", args=[card.pk])).text
     assert "vivo/" not in finished
     assert "eventos/" not in finished
+    assert "hx-sse" not in finished
 
 
 @pytest.mark.parametrize("n", [2, 8])

@@ -11,10 +11,11 @@
 
   function isPoll(elt) { return !!(elt && elt.classList && elt.classList.contains("poll")); }
 
-  // The live card, pushed (scorecards/live.py): while the page's stream is open, the poll
-  // asks only when the stream says the card moved; where the stream cannot open or keeps
-  // dropping (three times in a minute), it is closed and the poll asks every few seconds.
-  var stream = null;
+  // The live card, pushed (scorecards/live.py): htmx's SSE extension opens the card's
+  // stream (sse-connect, around the sheet). While it is open, the poll asks only when the
+  // stream says the card moved; where it cannot open or keeps dropping (three times in a
+  // minute), it is closed for good and the poll asks every few seconds, as before.
+  var stream = null;  // {holder, source}: the element with sse-connect, its EventSource
   var streaming = false;
   var drops = [];
   var missed = false;  // the card moved while a write was on its way: ask after its answer
@@ -31,35 +32,37 @@
   }
 
   function closeStream() {
-    if (stream) stream.close();
+    if (stream) {
+      stream.holder.removeAttribute("sse-connect");  // so the extension does not reopen it
+      stream.source.close();
+    }
     stream = null;
     streaming = false;
   }
 
-  function openStream() {
-    var holder = document.getElementById("card-stream");
-    var shown = shownVersion();
-    if (!holder || shown === null || !window.EventSource) return;
-    stream = new EventSource(holder.getAttribute("data-url") + "?version=" + encodeURIComponent(shown));
-    stream.addEventListener("open", function () { streaming = true; });
-    stream.addEventListener("error", function () {
-      streaming = false;
-      var now = Date.now();
-      drops = drops.filter(function (at) { return now - at < 60000; });
-      drops.push(now);
-      // CLOSED: refused (not a stream); else the browser reconnects, saying the last
-      // version it heard (Last-Event-ID), unless it has dropped too often.
-      if (!stream || stream.readyState === EventSource.CLOSED || drops.length >= 3) {
-        closeStream();
-      }
-    });
-    stream.addEventListener("version", function (event) { askWhatMoved(event.data); });
+  document.addEventListener("htmx:sseOpen", function (event) {
+    var source = event.detail.source;
+    stream = {holder: event.target, source: source};
+    streaming = true;
+    if (source.dadosFollows) return;  // the browser reconnected it: its listeners stay
+    source.dadosFollows = true;
+    source.addEventListener("version", function (message) { askWhatMoved(message.data); });
     // Finalized or discarded: one last look says which, and nothing more will come.
-    stream.addEventListener("end", function () { closeStream(); askWhatMoved(); });
+    source.addEventListener("end", function () { closeStream(); askWhatMoved(); });
     // Nothing moved for a long while: the poll takes over.
-    stream.addEventListener("idle", closeStream);
-  }
-  document.addEventListener("DOMContentLoaded", openStream);
+    source.addEventListener("idle", closeStream);
+  });
+  document.addEventListener("htmx:sseError", function (event) {
+    var source = event.detail.source;
+    stream = {holder: event.target, source: source};
+    streaming = false;
+    var now = Date.now();
+    drops = drops.filter(function (at) { return now - at < 60000; });
+    drops.push(now);
+    // CLOSED: refused (not a stream: 204, 4xx); else the browser reconnects, saying the
+    // last version it heard (Last-Event-ID), unless it has dropped too often.
+    if (source.readyState === EventSource.CLOSED || drops.length >= 3) closeStream();
+  });
 
   document.addEventListener("htmx:beforeRequest", function (event) {
     var config = event.detail.requestConfig;
