@@ -189,14 +189,24 @@ class Phone(FastHttpUser):
         self.open_card()
 
     def create_card(self):
+        """Through the order page, as a phone does; again a second later if the server,
+        busy with the whole club arriving at once, did not answer (a failure counted)."""
         players = [("p", user) for user in CONFIG["tables"][self.table]["users"]]
         query = urlencode(players + ([("modo", "digital")] if self.digital else []))
-        order = self.client.get(f"/tarjetas/nueva/orden/?{query}", name="create card").text
-        form = order[order.index('action="/tarjetas/crear/"') :]
-        fields = urlencode(hidden(form[: form.index("</form>")]))
-        answer = self.client.post("/tarjetas/crear/", data=fields, name="create card", headers=FORM)
-        CARDS[self.table] = int(re.search(r"/tarjetas/(\d+)/", answer.url)[1])
-        CREATED[self.table].set()
+        for _ in range(5):
+            order = self.client.get(f"/tarjetas/nueva/orden/?{query}", name="create card").text
+            if 'action="/tarjetas/crear/"' in (order or ""):
+                form = order[order.index('action="/tarjetas/crear/"') :]
+                fields = urlencode(hidden(form[: form.index("</form>")]))
+                answer = self.client.post(
+                    "/tarjetas/crear/", data=fields, name="create card", headers=FORM
+                )
+                if created := re.search(r"/tarjetas/(\d+)/", answer.url or ""):
+                    CARDS[self.table] = int(created[1])
+                    CREATED[self.table].set()
+                    return
+            gevent.sleep(1)
+        raise RuntimeError(f"table {self.table}: no card created")
 
     def open_card(self):
         self.card = CARDS[self.table]
@@ -536,6 +546,9 @@ def phones_behind() -> list[str]:
     """The phones that do not show their card's last version (the card page's now)."""
     last, behind = {}, []
     for phone in PHONES:
+        if not hasattr(phone, "card"):
+            behind.append(f"table {phone.table} seat {phone.seat}: never opened its card")
+            continue
         if phone.card not in last:
             page = phone.client.get(f"/tarjetas/{phone.card}/", name="end: the card's version")
             found = [i for i in tags(page.text, "input") if i.get("id") == "sheet-version"]
@@ -616,7 +629,7 @@ def stream_memory(server: int) -> dict:
     for half in (0, 1):
         opened = []
         for phone in PHONES[half::2]:
-            if phone.version() is not None:
+            if hasattr(phone, "card") and phone.version() is not None:
                 path = f"/tarjetas/{phone.card}/eventos/"
                 holders.append(gevent.spawn(hold, path, phone.version(), phone.session, opened))
         deadline = time.monotonic() + 30
