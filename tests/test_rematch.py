@@ -296,3 +296,11 @@ def test_the_service_answers_the_same_card_to_every_tap(finished, ana, ben):
     second = services.scorecard_rematch(scorecard_id=finished.pk, user=ben)
     assert (first.made, second.made) == (True, False)
     assert first.scorecard.pk == second.scorecard.pk
+
+
+def test_in_english_it_is_a_rematch(ana_client, finished, settings):
+    ana_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    page = card_page(ana_client, finished)
+    assert ">Rematch</button>" in page
+    assert "The same players and dice; <bdi>Ben</bdi> starts." in page
+    assert "Or decide again: who starts?" in page
