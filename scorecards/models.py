@@ -70,7 +70,7 @@ class Access:
     # Organizes or is seated (staff see every card without either).
     takes_part: bool
     # May start a rematch («Revancha») of a finished game: its organizer or a player.
-    rematches: bool
+    starts_rematch: bool
 
     @property
     def watches(self) -> bool:
@@ -90,7 +90,7 @@ class Access:
             and user.pk in (turn_player_id, organizer_id)
             and turn_player_id is not None,
             takes_part=user.pk == organizer_id or seated,
-            rematches=not in_play and (user.pk == organizer_id or seated),
+            starts_rematch=not in_play and (user.pk == organizer_id or seated),
         )
 
 

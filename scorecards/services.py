@@ -248,7 +248,7 @@ def scorecard_rematch(*, scorecard_id, user) -> Rematch:
     if finished is None:
         raise Http404
     access = finished.access(user)
-    if not access.rematches:
+    if not access.starts_rematch:
         if not access.takes_part:
             raise PermissionDenied
         raise Refused(

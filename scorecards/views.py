@@ -142,7 +142,7 @@ def _sheet_context(scorecard, user, *, error=None) -> dict:
     ]
     upper = len(rules.UPPER)
     context |= {"upper": rows[:upper], "lower": rows[upper:], "error": error}
-    if context["access"].rematches:
+    if context["access"].starts_rematch:
         context["rematch"] = _rematch(scorecard)
     return context
 

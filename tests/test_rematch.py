@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from scorecards import services
 from scorecards.models import Scorecard
@@ -300,7 +300,9 @@ def test_the_service_answers_the_same_card_to_every_tap(finished, ana, ben):
 
 def test_in_english_it_is_a_rematch(ana_client, finished, settings):
     ana_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
-    page = card_page(ana_client, finished)
+    # The request leaves its language active: put back the tests' own afterwards.
+    with translation.override(translation.get_language()):
+        page = card_page(ana_client, finished)
     assert ">Rematch</button>" in page
     assert "The same players and dice; <bdi>Ben</bdi> starts." in page
     assert "Or decide again: who starts?" in page

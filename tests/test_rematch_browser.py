@@ -25,7 +25,9 @@ def table(db):
 
 
 def _phone(browser, server, username, **options):
-    context = browser.new_context(viewport={"width": 360, "height": 740}, base_url=server, **options)
+    context = browser.new_context(
+        viewport={"width": 360, "height": 740}, base_url=server, **options
+    )
     page = context.new_page()
     log_in(page, username)
     return context, page
@@ -81,6 +83,10 @@ def test_the_qr_code_opens_in_place_and_fits_a_360_px_phone(browser, server, tab
         summary = page.locator("#follow-phone summary")
         assert summary.inner_text() == "Seguir en el móvil"
         assert summary.bounding_box()["height"] >= 44
+        asked = []
+        page.on(
+            "request", lambda request: asked.append(request.url) if "/qr/" in request.url else None
+        )
         summary.click()
         code = page.locator("#follow-qr svg.qr-code")
         code.wait_for()
@@ -104,6 +110,8 @@ def test_the_qr_code_opens_in_place_and_fits_a_360_px_phone(browser, server, tab
         # Closed and opened again: the same code, not asked for twice.
         summary.click()
         summary.click()
-        assert page.locator("#follow-qr svg.qr-code").count() == 1
+        page.locator("#follow-phone[open]").wait_for()
+        assert code.is_visible()
+        assert asked == [f"{server}/tarjetas/{card.pk}/qr/"]
     finally:
         context.close()
