@@ -1,12 +1,24 @@
 """A card may be the rematch («Revancha») of a finished game, and only one card is.
 
 A nullable column and a partial unique index: SQLite adds both without rebuilding the
-card's table, so the finalized-card triggers stay as 0011 left them.
+card's table, so the finalized-card triggers stay as 0011 left them. Unapplied, SQLite
+rebuilds the table to drop a foreign key's column: the triggers come off for it, and
+the same set (scorecards.triggers.AT_0011) goes back on.
 """
 
 import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
+
+from scorecards import triggers
+
+
+def drop_triggers(apps, schema_editor):
+    triggers.AT_0011.drop(schema_editor)
+
+
+def create_triggers(apps, schema_editor):
+    triggers.AT_0011.create(schema_editor)
 
 
 class Migration(migrations.Migration):
@@ -17,6 +29,8 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        # Unapplied, these two run last and first: the triggers back on, and off.
+        migrations.RunPython(migrations.RunPython.noop, create_triggers),
         migrations.AddField(
             model_name='scorecard',
             name='rematch_of',
@@ -26,4 +40,5 @@ class Migration(migrations.Migration):
             model_name='scorecard',
             constraint=models.UniqueConstraint(condition=models.Q(('rematch_of__isnull', False)), fields=('rematch_of',), name='scorecard_rematch_once'),
         ),
+        migrations.RunPython(migrations.RunPython.noop, drop_triggers),
     ]
