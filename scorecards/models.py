@@ -69,6 +69,8 @@ class Access:
     plays_turn: bool
     # Organizes or is seated (staff see every card without either).
     takes_part: bool
+    # May start a rematch («Revancha») of a finished game: its organizer or a player.
+    starts_rematch: bool
 
     @property
     def watches(self) -> bool:
@@ -88,6 +90,7 @@ class Access:
             and user.pk in (turn_player_id, organizer_id)
             and turn_player_id is not None,
             takes_part=user.pk == organizer_id or seated,
+            starts_rematch=not in_play and (user.pk == organizer_id or seated),
         )
 
 
@@ -122,6 +125,18 @@ class Scorecard(models.Model):
     # A digital game's turn in progress: its rolls so far, each [dice, kept positions, time]
     # («31456», «14», ISO time). They become Roll rows with the box the turn ends in.
     turn_rolls = models.JSONField(_("tiradas del turno"), default=list, editable=False)
+    # The finished game this card is the rematch («Revancha») of: one card per game,
+    # however many players tap at once (scorecard_rematch_once).
+    rematch_of = models.ForeignKey(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="rematches",
+        db_index=False,  # scorecard_rematch_once is its index
+        editable=False,
+        verbose_name=_("revancha de"),
+    )
 
     objects = ScorecardQuerySet.as_manager()
 
@@ -137,6 +152,13 @@ class Scorecard(models.Model):
                 fields=["organizer", "creation_token"],
                 condition=Q(creation_token__isnull=False),
                 name="scorecard_created_once",
+            ),
+            # A unique index of its own (not unique=True on the field), which SQLite adds
+            # without rebuilding the table and its finalized-card triggers.
+            models.UniqueConstraint(
+                fields=["rematch_of"],
+                condition=Q(rematch_of__isnull=False),
+                name="scorecard_rematch_once",
             ),
         ]
         indexes = [

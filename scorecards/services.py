@@ -226,6 +226,54 @@ def _same_game(scorecard, players, mode) -> bool:
     )
 
 
+class Rematch(NamedTuple):
+    """What «Revancha» leaves: the rematch's card, and whether this tap made it (a
+    second tap, or another player's, finds the one made first)."""
+
+    scorecard: Scorecard
+    made: bool
+
+
+def rematch_seating(finished) -> list:
+    """A rematch's players in turn order: the next one starts, the first sits last."""
+    players = [seat.player for seat in finished.seats.all()]
+    return players[1:] + players[:1]
+
+
+def scorecard_rematch(*, scorecard_id, user) -> Rematch:
+    """A new card for a finished game, organized by user (its organizer or a player):
+    the same players in the same mode, the next one starting (the second seat first, the
+    first last). Only one per game: whoever comes later gets the card made first."""
+    finished = Scorecard.objects.for_user(user).with_seats().filter(pk=scorecard_id).first()
+    if finished is None:
+        raise Http404
+    access = finished.access(user)
+    if not access.starts_rematch:
+        if not access.takes_part:
+            raise PermissionDenied
+        raise Refused(
+            _("La partida aún no ha terminado: la revancha se juega después."), status=409
+        )
+    if made := finished.rematches.first():
+        return Rematch(made, made=False)
+    players = rematch_seating(finished)
+    check_seatable(players)
+    try:
+        with transaction.atomic():
+            scorecard = Scorecard.objects.create(
+                organizer=user, mode=finished.mode, rematch_of=finished
+            )
+            Seat.objects.bulk_create(
+                Seat(scorecard=scorecard, player=p, order=i) for i, p in enumerate(players)
+            )
+    except IntegrityError:
+        # Another tap made it meanwhile (scorecard_rematch_once).
+        if not (made := finished.rematches.first()):
+            raise
+        return Rematch(made, made=False)
+    return Rematch(scorecard, made=True)
+
+
 def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Written:
     """Write one box (or the bonus count) if it still holds what the writer saw."""
     with transaction.atomic():

@@ -15,6 +15,8 @@ card = [
     path("finalizar/", views.finalize, name="finalize"),
     path("descartar/", views.discard, name="discard"),
     path("exportar.json", views.scorecard_json, name="scorecard_json"),
+    path("revancha/", views.rematch, name="rematch"),
+    path("qr/", views.scorecard_qr, name="scorecard_qr"),
 ]
 
 urlpatterns = [

@@ -19,7 +19,7 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from accounts.names import fold, names_html
+from accounts.names import fold, isolate_text, names_html
 from scorecards import live, rules, services, stats
 from scorecards.dice import who_starts
 from scorecards.forms import HistoryFilterForm, ModeFilterForm, WhoStartsForm
@@ -141,7 +141,18 @@ def _sheet_context(scorecard, user, *, error=None) -> dict:
         for c in Category
     ]
     upper = len(rules.UPPER)
-    return context | {"upper": rows[:upper], "lower": rows[upper:], "error": error}
+    context |= {"upper": rows[:upper], "lower": rows[upper:], "error": error}
+    if context["access"].starts_rematch:
+        context["rematch"] = _rematch(scorecard)
+    return context
+
+
+def _rematch(finished) -> dict:
+    """«Revancha» on a finished game: who would start, and the order page with the same
+    players and mode, to decide «¿Quién empieza?» again."""
+    players = services.rematch_seating(finished)
+    order = reverse("scorecard_order") + "?" + _query([p.pk for p in players], finished.mode)
+    return {"starter": players[0], "order": order}
 
 
 def _sheet(request, scorecard, *, error=None, status=200) -> HttpResponse:
@@ -731,6 +742,43 @@ def discard(request, pk):
         return redirect("home")
     scorecard = services.organized_card(pk, request.user, lock=False)
     return render(request, "scorecards/discard.html", {"scorecard": scorecard})
+
+
+@login_required
+@require_POST
+@answers_refusals
+def rematch(request, pk):
+    """«Revancha»: a new card for a finished game's players (services.scorecard_rematch);
+    a second tap, or another player's, goes to the one made first."""
+    scorecard, made = services.scorecard_rematch(scorecard_id=pk, user=request.user)
+    if made:
+        messages.success(request, _("Revancha: nueva tarjeta con los mismos jugadores."))
+    elif Scorecard.objects.for_user(request.user).filter(pk=scorecard.pk).exists():
+        messages.info(request, _("Ya había una revancha de esta partida: es esta."))
+    else:
+        # The game's organizer, who did not play: the players' rematch is theirs alone.
+        messages.info(
+            request,
+            _("%(name)s ya organiza la revancha de esta partida.")
+            % {"name": isolate_text(scorecard.organizer.name)},
+        )
+        return redirect("scorecard", pk=pk)
+    return redirect("scorecard", pk=scorecard.pk)
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def scorecard_qr(request, pk):
+    """«Seguir en el móvil»: the card's address as a QR code, for a phone at the table to
+    scan, and as text to copy; asked for when the card page opens it."""
+    scorecard = get_object_or_404(Scorecard.objects.for_user(request.user), pk=pk)
+    context = {
+        "scorecard": scorecard,
+        "address": request.build_absolute_uri(reverse("scorecard", args=[pk])),
+    }
+    template = "scorecards/qr.html#follow" if request.htmx else "scorecards/qr.html"
+    return render(request, template, context)
 
 
 def _in_progress(user, limit) -> tuple[list[Scorecard], bool]:

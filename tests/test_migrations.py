@@ -363,6 +363,45 @@ def test_0011_checks_every_card_a_seat_or_roll_belongs_to_and_undoes_cleanly(two
     assert rows("SELECT count(*) FROM scorecards_roll") == [(3,)]
 
 
+REMATCH = [("scorecards", "0012_rematch")]
+
+
+def test_0012_keeps_the_triggers_and_the_games_both_ways(two_games):
+    """Unapplied, SQLite rebuilds the card's table to drop the rematch column: the
+    finalized game is still protected afterwards, and again once 0012 is back."""
+    done, playing = two_games["done"], two_games["playing"]
+    migrate(EVERY_CARD)
+    at_0011 = trigger_definitions()
+    migrate(REMATCH)
+    assert trigger_definitions() == at_0011
+    rematch = "UPDATE scorecards_scorecard SET rematch_of_id = %s WHERE id = %s"
+    another = (
+        "INSERT INTO scorecards_scorecard"
+        " (organizer_id, created_at, mode, version, turn_rolls, rematch_of_id)"
+        " SELECT organizer_id, created_at, mode, 0, '[]', %s FROM scorecards_scorecard"
+        " WHERE id = %s"
+    )
+    with transaction.atomic():
+        assert taken(another, [done["scorecard"], playing["scorecard"]])
+        assert refusal(rematch, [done["scorecard"], playing["scorecard"]]) is None
+        # One rematch per game: a second card is refused by the unique index (SQLite
+        # names its column, PostgreSQL the index).
+        message = refusal(another, [done["scorecard"], playing["scorecard"]]) or ""
+        assert "rematch_of_id" in message or "scorecard_rematch_once" in message
+        transaction.set_rollback(True)
+    for target in (EVERY_CARD, REMATCH):
+        migrate(target)
+        assert trigger_definitions() == at_0011
+        assert "finalized" in (
+            refusal("UPDATE scorecards_seat SET ones = 1 WHERE id = %s", [done["seat"]]) or ""
+        )
+        assert taken("UPDATE scorecards_seat SET ones = 1 WHERE id = %s", [playing["seat"]])
+    assert rows("SELECT id FROM scorecards_scorecard ORDER BY id") == [
+        (done["scorecard"],),
+        (playing["scorecard"],),
+    ]
+
+
 def trigger_definitions() -> list:
     """Every trigger of the database, as the database keeps it, and on PostgreSQL the
     functions they run."""

@@ -74,6 +74,18 @@ def card_turn(role, state):
     return 409, "Esta tarjeta es de dados físicos"
 
 
+def card_rematch(role, state):
+    """«Revancha»: the organizer and the players of a finished game make its next card (to
+    htmx, a whole-page redirect to it); staff see the game but play no part in it."""
+    if role in ("anonymous", "stranger"):
+        return {"anonymous": LOGIN, "stranger": 404}[role]
+    if role == "staff":
+        return 403
+    if state == "in_progress":
+        return 409, "La partida aún no ha terminado"
+    return 302
+
+
 def split(expected):
     """(status, words the answer must say or None) of an expectation."""
     return expected if isinstance(expected, tuple) else (expected, None)
@@ -133,6 +145,10 @@ EXPECTED = {
     ("set_language", "POST"): everyone(302, anonymous=302),
     ("ranking", "GET"): everyone(200),
     ("ranking", "POST"): everyone(405),
+    ("rematch", "GET"): everyone(405),
+    ("rematch", "POST"): card_rematch,
+    ("scorecard_qr", "GET"): card_view,
+    ("scorecard_qr", "POST"): everyone(405),
 }
 
 DATA = {
@@ -190,6 +206,8 @@ def url_for(name, card, player):
         "discard": {"pk": card.pk},
         "roll": {"pk": card.pk},
         "score": {"pk": card.pk},
+        "rematch": {"pk": card.pk},
+        "scorecard_qr": {"pk": card.pk},
         "player": {"pk": player.pk},
     }.get(name, {})
     return reverse(name, kwargs=kwargs)
@@ -375,6 +393,8 @@ DIGITAL = {
     ("discard", "POST"): digital_write(302),
     ("roll", "POST"): digital_turn,
     ("score", "POST"): digital_turn,
+    ("rematch", "POST"): card_rematch,
+    ("scorecard_qr", "GET"): card_view,
 }
 
 

@@ -7,6 +7,7 @@ import uuid
 import pytest
 from django.db import connection, transaction
 from django.db.models import F
+from django.test.utils import CaptureQueriesContext
 
 from scorecards import services
 from scorecards.models import Scorecard, Seat
@@ -188,3 +189,73 @@ def test_a_write_to_a_box_another_device_changed_while_it_waited_is_refused(
     assert Seat.objects.get(pk=ana.pk).twos == 6
     assert logged_items() == []
     assert Scorecard.objects.get(pk=card.pk).version == card.version + 1
+
+
+def test_two_players_tapping_revancha_at_once_make_one_card(flushable_db, ana, ben):
+    """Each asks whether the game has a rematch, then makes one: the database's unique
+    index (scorecard_rematch_once) lets one card in, and the other tap answers with it."""
+    organizer = UserFactory(username="olga")
+    finished = make_scorecard(organizer, [ana, ben])
+    fill(finished)
+    services.scorecard_finalize(scorecard_id=finished.pk, author=organizer)
+    barrier = threading.Barrier(2)
+    answers = []
+
+    def tap(user):
+        barrier.wait()
+        try:
+            answers.append(services.scorecard_rematch(scorecard_id=finished.pk, user=user))
+        finally:
+            connection.close()
+
+    _at_once(tap, [(ana,), (ben,)])
+    rematch = Scorecard.objects.get(rematch_of=finished)
+    assert [answer.scorecard.pk for answer in answers] == [rematch.pk] * 2
+    assert sorted(answer.made for answer in answers) == [False, True]
+    assert list(rematch.seats.values_list("player", flat=True)) == [ben.pk, ana.pk]
+    assert Scorecard.objects.count() == 2
+
+
+def test_a_tap_that_found_no_rematch_and_lost_the_race_gets_the_winners(flushable_db, ana, ben):
+    """The other tap's card is in, not yet committed, when this one looks: it sees none,
+    waits on the unique index to add its own, fails there and answers with the other's."""
+    organizer = UserFactory(username="olga")
+    finished = make_scorecard(organizer, [ana, ben])
+    fill(finished)
+    services.scorecard_finalize(scorecard_id=finished.pk, author=organizer)
+    holding, release = threading.Event(), threading.Event()
+
+    def other_tap():
+        try:
+            with transaction.atomic():
+                Scorecard.objects.create(organizer=ben, rematch_of_id=finished.pk)
+                holding.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    result = {}
+
+    def this_tap():
+        try:
+            with CaptureQueriesContext(connection) as queries:
+                result["answer"] = services.scorecard_rematch(scorecard_id=finished.pk, user=ana)
+            result["sql"] = [query["sql"] for query in queries.captured_queries]
+        finally:
+            connection.close()
+
+    other = threading.Thread(target=other_tap)
+    other.start()
+    assert holding.wait(10)
+    tapping = threading.Thread(target=this_tap)
+    tapping.start()
+    time.sleep(0.5)  # it has looked (a few milliseconds) and waits to insert
+    release.set()
+    other.join(10)
+    tapping.join(10)
+    winner = Scorecard.objects.get(rematch_of=finished)
+    assert winner.organizer == ben
+    assert result["answer"] == (winner, False)
+    # It did try to make its own, and the index refused it.
+    assert any(sql.startswith('INSERT INTO "scorecards_scorecard"') for sql in result["sql"])
+    assert Scorecard.objects.count() == 2

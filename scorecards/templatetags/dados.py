@@ -1,4 +1,6 @@
+import segno
 from django import template
+from django.utils.safestring import mark_safe
 
 from accounts.names import isolate, isolate_text, names_html
 from scorecards.labels import box_name
@@ -30,3 +32,15 @@ def isolated(name) -> str:
 def box_label(category) -> str:
     """A box's name in the active language."""
     return box_name(category)
+
+
+@register.simple_tag
+def qr_code(text) -> str:
+    """text as a QR code: SVG markup as segno draws it, black on white with its quiet
+    zone, sized by the page's CSS."""
+    code = segno.make(text, error="m")
+    return mark_safe(
+        code.svg_inline(
+            dark="#000", light="#fff", border=4, omitsize=True, svgclass="qr-code", lineclass=None
+        )
+    )

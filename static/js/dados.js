@@ -286,6 +286,30 @@
     if (empty) empty.hidden = shown > 0;
   });
 
+  // «Copiar»: the field it names, to the clipboard. Only with JavaScript is there a button;
+  // over plain HTTP (a club's Wi-Fi) there is no Clipboard API, and the selected text is
+  // copied the old way.
+  function showCopyButtons() {
+    document.querySelectorAll("button[data-copy][hidden]").forEach(function (button) {
+      button.hidden = false;
+    });
+  }
+  document.addEventListener("DOMContentLoaded", showCopyButtons);
+  document.addEventListener("htmx:afterSettle", showCopyButtons);
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest("button[data-copy]");
+    if (!button) return;
+    var field = document.getElementById(button.getAttribute("data-copy"));
+    if (!field) return;
+    field.select();
+    function copied() { button.textContent = button.getAttribute("data-copied"); }
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(field.value).then(copied, function () {});
+    } else if (document.execCommand("copy")) {
+      copied();
+    }
+  });
+
   // Case and accents aside, as the server's search: «oscar» finds Óscar.
   function fold(text) {
     return text.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLocaleLowerCase("es");

@@ -1,0 +1,117 @@
+"""«Revancha» and «Seguir en el móvil» on a 360 px phone, in a real browser."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from scorecards import services
+from scorecards.models import Scorecard
+from tests.browsing import log_in
+from tests.factories import UserFactory, fill
+
+pytestmark = pytest.mark.browser
+
+ARTIFACTS = Path(__file__).parent / "artifacts"
+
+
+@pytest.fixture
+def table(db):
+    olga = UserFactory(username="olga", display_name="Olga")
+    players = [
+        UserFactory(username=name.lower(), display_name=name) for name in ("Ana", "Ben", "Carla")
+    ]
+    return olga, players
+
+
+def _phone(browser, server, username, **options):
+    context = browser.new_context(
+        viewport={"width": 360, "height": 740}, base_url=server, **options
+    )
+    page = context.new_page()
+    log_in(page, username)
+    return context, page
+
+
+def _no_sideways_scroll(page) -> dict:
+    return page.evaluate(
+        "() => ({page: document.documentElement.scrollWidth, viewport: window.innerWidth})"
+    )
+
+
+def test_revancha_lands_on_the_new_card_with_the_next_player_first(browser, server, table):
+    olga, players = table
+    finished = services.scorecard_create(organizer=olga, players=players)
+    fill(finished)
+    services.scorecard_finalize(scorecard_id=finished.pk, author=olga)
+    context, page = _phone(browser, server, "ana")
+    try:
+        page.goto(f"/tarjetas/{finished.pk}/")
+        button = page.get_by_role("button", name="Revancha")
+        assert button.bounding_box()["height"] >= 44
+        page.screenshot(path=ARTIFACTS / "rematch-360-finished.png")
+        button.click()
+        page.wait_for_url(re.compile(r"/tarjetas/\d+/$"))
+        new = Scorecard.objects.get(rematch_of=finished)
+        assert page.url.endswith(f"/tarjetas/{new.pk}/")
+        assert "Revancha: nueva tarjeta con los mismos jugadores." in page.inner_text(".messages")
+        heads = page.locator("#row-players th .long").all_inner_texts()
+        assert heads == ["Ben", "Carla", "Ana"]
+        assert "le toca a Ben" in page.inner_text("#turn")
+        # Ana organizes it: the boxes are hers to write.
+        assert page.locator('a.cell[aria-label="Unos — Ben: sin anotar"]').count() == 1
+        assert _no_sideways_scroll(page)["page"] <= 360
+        page.screenshot(path=ARTIFACTS / "rematch-360-new-card.png")
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_qr_code_opens_in_place_and_fits_a_360_px_phone(browser, server, table, scheme):
+    olga, players = table
+    card = services.scorecard_create(organizer=olga, players=players)
+    context, page = _phone(
+        browser,
+        server,
+        "ben",
+        color_scheme=scheme,
+        permissions=["clipboard-read", "clipboard-write"],
+    )
+    try:
+        page.goto(f"/tarjetas/{card.pk}/")
+        assert page.locator(".qr-code").count() == 0  # asked for only when opened
+        summary = page.locator("#follow-phone summary")
+        assert summary.inner_text() == "Seguir en el móvil"
+        assert summary.bounding_box()["height"] >= 44
+        asked = []
+        page.on(
+            "request", lambda request: asked.append(request.url) if "/qr/" in request.url else None
+        )
+        summary.click()
+        code = page.locator("#follow-qr svg.qr-code")
+        code.wait_for()
+        box = code.bounding_box()
+        # Big enough for a camera across the table, square, inside the screen.
+        assert box["width"] >= 200
+        assert abs(box["width"] - box["height"]) < 1
+        assert box["x"] >= 0
+        assert box["x"] + box["width"] <= 360
+        fits = _no_sideways_scroll(page)
+        assert fits["page"] <= fits["viewport"] == 360
+        address = page.locator("#card-address")
+        assert address.input_value() == f"{server}/tarjetas/{card.pk}/"
+        field = address.bounding_box()
+        assert field["x"] + field["width"] <= 360
+        page.locator("#follow-phone").screenshot(path=ARTIFACTS / f"follow-phone-360-{scheme}.png")
+        copy = page.get_by_role("button", name="Copiar")
+        copy.click()
+        page.get_by_role("button", name="Copiada").wait_for()
+        assert page.evaluate("navigator.clipboard.readText()") == address.input_value()
+        # Closed and opened again: the same code, not asked for twice.
+        summary.click()
+        summary.click()
+        page.locator("#follow-phone[open]").wait_for()
+        assert code.is_visible()
+        assert asked == [f"{server}/tarjetas/{card.pk}/qr/"]
+    finally:
+        context.close()
