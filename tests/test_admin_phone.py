@@ -42,7 +42,7 @@ def admin_page(browser, server):
 
 def small_targets(page) -> list[str]:
     """The visible tap targets less than 44 px high, or narrower than WCAG 2.2's 24 px (a
-    short name in the list, a sort arrow), as «text: width×height»."""
+    short name in the list, a sort arrow), as «text: width x height»."""
     small = []
     for target in page.locator(TAPPED).all():
         if not target.is_visible():
@@ -50,7 +50,7 @@ def small_targets(page) -> list[str]:
         box = target.bounding_box()
         if box["height"] < 44 or box["width"] < 24:
             text = target.inner_text() or target.get_attribute("value") or ""
-            small.append(f"{text.strip()}: {box['width']:.0f}×{box['height']:.0f}")
+            small.append(f"{text.strip()}: {box['width']:.0f} x {box['height']:.0f}")
     return small
 
 
