@@ -27,6 +27,7 @@ TAPPED = ", ".join(
         ".submit-row a",
         ".submit-row input",
         ".field-password a",
+        "input[type=file]",
     ]
 )
 
