@@ -5,13 +5,23 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import password_validation
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
-from django.contrib.auth.forms import UserChangeForm, UsernameField
+from django.contrib.auth.forms import ReadOnlyPasswordHashWidget, UserChangeForm, UsernameField
+from django.contrib.auth.hashers import is_password_usable
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count, Max, Q
+from django.forms.renderers import TemplatesSetting
+from django.http import Http404
+from django.shortcuts import redirect
 from django.template.loader import render_to_string
+from django.template.response import TemplateResponse
+from django.urls import path
+from django.utils.decorators import method_decorator
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
+from django.views.decorators.debug import sensitive_variables
 
 from accounts.admin_spanish import AdminPasswordChangeForm, flag
+from accounts.club import club_register, club_rows
 from accounts.forms import DistinctNameMixin
 from accounts.models import AccessAttempt, AccessFailureLog, AccessLog, User
 
@@ -90,8 +100,78 @@ class PlayerCreationForm(DistinctNameMixin, forms.ModelForm):
         return user
 
 
+class PlayerPasswordWidget(ReadOnlyPasswordHashWidget):
+    """A player's password on their page: what can be done about it, never its hash
+    (algorithm, iterations, salt), which tells a staff member nothing they can use."""
+
+    template_name = "admin/accounts/user/password_widget.html"
+
+    def get_context(self, name, value, attrs):
+        return {**super().get_context(name, value, attrs), "usable": is_password_usable(value)}
+
+    def render(self, name, value, attrs=None, renderer=None):
+        # The project's templates: the form renderer's own engine sees only the apps'.
+        return super().render(name, value, attrs, renderer=TemplatesSetting())
+
+
 class PlayerChangeForm(DistinctNameMixin, UserChangeForm):
-    pass
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if field := self.fields.get("password"):
+            field.widget = PlayerPasswordWidget()
+            field.help_text = ""
+
+
+class PlayerImportForm(forms.Form):
+    """A club's players as CSV rows of (username, display name), pasted or uploaded, read
+    as `manage.py import_players` reads its file (accounts.club)."""
+
+    # Each temporary password is hashed on purpose slowly (a third of a second): a longer
+    # list is for the command, which no request timeout cuts short.
+    MAX_PLAYERS = 50
+    MAX_BYTES = 100_000
+
+    text = forms.CharField(
+        label=_("Pega la lista"),
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 8, "cols": 40, "spellcheck": "false"}),
+    )
+    upload = forms.FileField(
+        label=_("O sube un archivo CSV"),
+        required=False,
+        widget=forms.FileInput(attrs={"accept": ".csv,.txt,text/csv,text/plain"}),
+    )
+
+    def clean(self):
+        data = super().clean()
+        text, upload = (data.get("text") or "").strip(), data.get("upload")
+        if text and upload:
+            raise ValidationError(_("Pega la lista o sube un archivo, no las dos cosas."))
+        if upload:
+            if upload.size > self.MAX_BYTES:
+                raise ValidationError(
+                    _("El archivo es demasiado grande para una lista de jugadores.")
+                )
+            try:
+                text = upload.read().decode("utf-8-sig")
+            except UnicodeDecodeError:
+                raise ValidationError(
+                    _("El archivo no está en UTF-8: guárdalo como «CSV UTF-8» y vuelve a subirlo.")
+                ) from None
+        elif not text:
+            raise ValidationError(_("Pega la lista de jugadores o elige un archivo."))
+        rows = club_rows(text)
+        if len(rows) > self.MAX_PLAYERS:
+            raise ValidationError(
+                _(
+                    "La lista tiene %(n)s jugadores: aquí se registran como mucho %(max)s de una"
+                    " vez. Divídela, o usa «manage.py import_players»."
+                )
+                % {"n": len(rows), "max": self.MAX_PLAYERS}
+            )
+        data["rows"] = rows
+        return data
 
 
 @admin.register(User)
@@ -222,6 +302,59 @@ class UserAdmin(BaseUserAdmin):
             self.log_change(request, user, _("Contraseña temporal generada."))
             issued.append((user, password))
         messages.warning(request, _temporary_message(issued))
+
+    def get_urls(self):
+        import_view = self.admin_site.admin_view(self.import_players)
+        temporary_view = self.admin_site.admin_view(self.temporary_password_view)
+        return [
+            path("importar/", import_view, name="accounts_user_import"),
+            path(
+                "<path:object_id>/contrasena-temporal/",
+                temporary_view,
+                name="accounts_user_temporary_password",
+            ),
+            *super().get_urls(),
+        ]
+
+    def temporary_password_view(self, request, object_id):
+        """The player's page's «Generar una contraseña temporal»: asks, then does what the
+        list's action does for this one player."""
+        user = self.get_object(request, object_id)
+        if user is None:
+            raise Http404
+        if not self.has_change_permission(request, user):
+            raise PermissionDenied
+        if request.method == "POST":
+            self.temporary_password(request, User.objects.filter(pk=user.pk))
+            return redirect("admin:accounts_user_change", user.pk)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "original": user,
+            "title": gettext("Generar una contraseña temporal"),
+        }
+        return TemplateResponse(request, "admin/accounts/user/temporary_password.html", context)
+
+    @method_decorator(sensitive_variables("issued"))
+    def import_players(self, request):
+        """Register a club from a CSV list; its temporary passwords are shown on the page
+        this answers, once: kept nowhere, and not cached (the admin's views never are)."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = PlayerImportForm(request.POST or None, request.FILES or None)
+        context = {**self.admin_site.each_context(request), "opts": self.opts, "form": form}
+        if request.method == "POST" and form.is_valid():
+            try:
+                issued = club_register(form.cleaned_data["rows"])
+            except ValidationError as error:
+                form.add_error(None, error)
+            else:
+                for user, _password in issued:
+                    self.log_addition(request, user, gettext("Registrado desde una lista CSV."))
+                context.update(title=gettext("Jugadores registrados"), issued=issued)
+                return TemplateResponse(request, "admin/accounts/user/imported.html", context)
+        context["title"] = gettext("Importar jugadores")
+        return TemplateResponse(request, "admin/accounts/user/import.html", context)
 
 
 def _temporary_message(issued):

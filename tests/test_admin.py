@@ -158,7 +158,9 @@ def test_the_admin_is_all_spanish(staff_client, ana, ben):
         changelist(),
         changelist() + "?q=an&is_active__exact=1&_facets=1",
         reverse("admin:accounts_user_add"),
+        reverse("admin:accounts_user_import"),
         reverse("admin:accounts_user_change", args=[ana.pk]),
+        reverse("admin:accounts_user_temporary_password", args=[ana.pk]),
         reverse("admin:auth_user_password_change", args=[ana.pk]),
         reverse("admin:accounts_user_history", args=[ana.pk]),
         reverse("admin:app_list", args=["accounts"]),
@@ -184,9 +186,9 @@ def test_the_admin_is_all_spanish(staff_client, ana, ben):
     players = re.search(r'<div class="app-accounts module.*?</div>', index, re.S)[0]
     for spanish in ("Jugadores", "Intentos de acceso", "Fallos de acceso", "Registros de acceso"):
         assert spanish in players
-    assert "Intentos de ana desde 192.0.2.1" in staff_client.get(pages[10]).text
-    assert "Fallo de ana desde 192.0.2.1" in staff_client.get(pages[13]).text
-    assert "Entrada de ana, " in staff_client.get(pages[15]).text
+    assert "Intentos de ana desde 192.0.2.1" in staff_client.get(pages[12]).text
+    assert "Fallo de ana desde 192.0.2.1" in staff_client.get(pages[15]).text
+    assert "Entrada de ana, " in staff_client.get(pages[17]).text
     users = staff_client.get(changelist()).text
     assert 'alt="Sí"' in users
     assert 'alt="No"' in users  # «Organiza» does not play
@@ -464,6 +466,211 @@ def test_a_missing_file_is_a_clear_error(tmp_path):
         call_command("import_players", tmp_path / "nope.csv")
 
 
+# Onboarding a club in the admin: the same list, pasted or uploaded
+
+
+def import_url():
+    return reverse("admin:accounts_user_import")
+
+
+def issued_passwords(page: str) -> dict[str, str]:
+    """username: temporary password, as the result page's table shows them."""
+    rows = re.findall(r"<td><bdi>([^<]*)</bdi></td><td><code>([^<]*)</code>", page)
+    return dict(rows)
+
+
+@pytest.fixture
+def clerk(db):
+    """A staff member who may see and change players but not add them."""
+    from django.contrib.auth.models import Permission
+    from django.test import Client
+
+    client = Client()
+    user = UserFactory(username="clerk", display_name="Clerk", is_staff=True)
+    user.user_permissions.set(Permission.objects.filter(codename__in=["view_user", "change_user"]))
+    client.force_login(user)
+    return client
+
+
+def test_the_player_list_links_to_the_import(staff_client, clerk):
+    assert import_url() in staff_client.get(changelist()).text
+    assert import_url() not in clerk.get(changelist()).text
+
+
+def test_staff_who_may_not_add_players_cannot_import(clerk):
+    assert clerk.get(import_url()).status_code == 403
+    response = clerk.post(import_url(), {"text": "lucia,Lucía\n"})
+    assert response.status_code == 403
+    assert not User.objects.filter(username="lucia").exists()
+
+
+@pytest.mark.parametrize("how", ["paste", "upload"])
+def test_importing_registers_everyone_and_shows_their_passwords_once(staff_client, how):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    csv = "usuario;nombre\nlucia;Lucía\nmarcos;Marcos  Pérez\n"
+    if how == "paste":
+        data = {"text": csv}
+    else:
+        data = {"upload": SimpleUploadedFile("club.csv", ("\ufeff" + csv).encode())}
+    response = staff_client.post(import_url(), data)
+    assert response.status_code == 200
+    assert "no-store" in response["Cache-Control"]
+    assert "2 jugadores registrados" in response.text
+    passwords = issued_passwords(response.text)
+    assert set(passwords) == {"lucia", "marcos"}
+    for username, password in passwords.items():
+        user = User.objects.get(username=username)
+        assert user.check_password(password)
+        assert user.must_change_password
+    assert User.objects.get(username="marcos").display_name == "Marcos Pérez"
+    assert LogEntry.objects.filter(change_message="Registrado desde una lista CSV.").count() == 2
+    # Shown once: kept in no session, on no page after this one.
+    for session in Session.objects.all():
+        assert not any(p in str(session.get_decoded()) for p in passwords.values())
+    for page in (changelist(), import_url(), reverse("admin:index")):
+        assert not any(p in staff_client.get(page).text for p in passwords.values())
+
+
+def test_an_imported_player_must_change_the_password_at_first_log_in(staff_client):
+    from django.test import Client
+
+    response = staff_client.post(import_url(), {"text": "lucia,Lucía"})
+    password = issued_passwords(response.text)["lucia"]
+    player = Client()
+    player.post(reverse("login"), {"username": "lucia", "password": password})
+    assert player.get(reverse("history")).url == reverse("password_change")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("lucia,Lucía\nbad user!,X\n", "Línea 2: usuario «bad user!» no válido"),
+        ("lucia,Lucía\nlucia,Otra\n", "Línea 2: «lucia» ya aparece en la línea 1."),
+        ("lucia,Lucía\nLUCIA,Otra\n", "Línea 2: «LUCIA» ya aparece en la línea 1."),
+        ("lucia,Lucía\nANA,Otra Ana\n", "Línea 2: el usuario «ana» ya está registrado."),
+        ("lucia,Lucía\nmarcos\n", "Línea 2: debe tener dos columnas"),
+        ("lucia,\n", "Línea 1: el nombre visible debe tener de 1 a 60 caracteres."),
+        ("lucia,Lucía\nana2,ÁNA\n", "Línea 2: ya hay un jugador que se llama «Ana»."),
+        ("oscar,Óscar\noscar2,oscar\n", "Línea 2: ya hay un jugador que se llama «Óscar»."),
+        ("lucia,Lu\u202ecía\n", "Línea 1: El nombre lleva caracteres invisibles"),
+        ("usuario,nombre\n\n", "El archivo no tiene ningún jugador."),
+    ],
+)
+def test_one_bad_line_registers_nobody_and_says_which(staff_client, ana, content, message):
+    before = set(User.objects.values_list("username", flat=True))
+    response = staff_client.post(import_url(), {"text": content})
+    assert response.status_code == 200
+    assert "No se ha registrado a nadie" in response.text
+    assert message in response.text
+    assert content.split(",")[0] in response.text  # the list is there to correct
+    assert set(User.objects.values_list("username", flat=True)) == before
+
+
+def test_the_command_refuses_the_same_lines(tmp_path, ana):
+    path = tmp_path / "club.csv"
+    path.write_text("ana2,ÁNA\nAna,Otra\n", encoding="utf-8")
+    with pytest.raises(CommandError) as refused:
+        call_command("import_players", path)
+    assert "Línea 1: ya hay un jugador que se llama «Ana»." in str(refused.value)
+    assert "Línea 2: el usuario «ana» ya está registrado." in str(refused.value)
+    assert list(User.objects.all()) == [ana]
+
+
+def test_the_import_asks_for_one_list(staff_client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    def refused(data, message):
+        response = staff_client.post(import_url(), data)
+        assert response.status_code == 200
+        assert message in response.text
+        assert not User.objects.filter(username="lucia").exists()
+
+    refused({"text": "  "}, "Pega la lista de jugadores o elige un archivo.")
+    upload = SimpleUploadedFile("club.csv", b"lucia,Luc\xeda\n")
+    refused({"upload": upload}, "El archivo no está en UTF-8")
+    upload = SimpleUploadedFile("club.csv", b"lucia,Lucia\n")
+    refused({"text": "lucia,Lucía", "upload": upload}, "no las dos cosas")
+    many = "".join(f"p{i},Jugador {i}\n" for i in range(51))
+    refused({"text": many}, "La lista tiene 51 jugadores")
+    big = SimpleUploadedFile("club.csv", b"lucia,Lucia\n" + b" " * 100_001)
+    refused({"upload": big}, "demasiado grande")
+
+
+# A player's page
+
+
+def test_a_players_page_shows_no_password_hash(staff_client, ana):
+    page = staff_client.get(reverse("admin:accounts_user_change", args=[ana.pk])).text
+    for detail in ("pbkdf2", "algoritmo", "iteraciones", "salt", "hash", ana.password[-10:]):
+        assert detail not in page
+    assert "Nadie puede ver la contraseña de un jugador" in page
+    assert reverse("admin:accounts_user_temporary_password", args=[ana.pk]).endswith(
+        "/contrasena-temporal/"
+    )
+    assert 'href="../contrasena-temporal/"' in page
+    assert 'href="../password/"' in page
+
+
+def test_a_players_page_issues_a_temporary_password_after_asking(staff_client, ana):
+    player = logged_in_client(ana)
+    url = reverse("admin:accounts_user_temporary_password", args=[ana.pk])
+    asked = staff_client.get(url)
+    assert "recibirá una contraseña temporal nueva" in asked.text
+    ana.refresh_from_db()
+    assert ana.check_password(PASSWORD)  # asking changes nothing
+    done = staff_client.post(url, follow=True)
+    assert done.redirect_chain[-1][0] == reverse("admin:accounts_user_change", args=[ana.pk])
+    password = done.text.split("<code>")[1].split("</code>")[0]
+    ana.refresh_from_db()
+    assert ana.check_password(password)
+    assert ana.must_change_password
+    assert player.get(reverse("home")).status_code == 302
+
+
+def test_staff_who_may_not_change_players_cannot_reset_a_password(client, ana):
+    from django.contrib.auth.models import Permission
+
+    viewer = UserFactory(username="viewer", is_staff=True)
+    viewer.user_permissions.set(Permission.objects.filter(codename="view_user"))
+    client.force_login(viewer)
+    url = reverse("admin:accounts_user_temporary_password", args=[ana.pk])
+    assert client.post(url).status_code == 403
+    assert client.get(url).status_code == 403
+    ana.refresh_from_db()
+    assert ana.check_password(PASSWORD)
+
+
+# The admin's own words
+
+
+def test_the_admin_index_reads_naturally(staff_client):
+    index = staff_client.get(reverse("admin:index")).text
+    assert ">Ver</a>" in index  # beside «Tarjetas de puntos», which staff only see
+    assert "Vista" not in index
+    assert "Ninguno disponible" not in index
+    assert "Todavía no has hecho ninguna." in index
+
+
+def test_the_admin_quotes_names_as_the_app_does(staff_client, ana):
+    added = staff_client.post(
+        reverse("admin:accounts_user_add"),
+        {"username": "lucia", "display_name": "Lucía", "password_mode": "generar"},
+        follow=True,
+    )
+    assert "Se añadió jugador «Lucía»." in re.sub(r"<[^>]*>", "", added.text)
+    assert "“" not in added.text
+    history = staff_client.get(reverse("admin:index")).text
+    assert "“" not in history
+    lucia = User.objects.get(username="lucia")
+    deleted = staff_client.post(
+        reverse("admin:accounts_user_delete", args=[lucia.pk]), {"post": "yes"}, follow=True
+    )
+    assert "Se eliminó jugador «Lucía»." in deleted.text
+    missing = staff_client.get(reverse("admin:accounts_user_change", args=[lucia.pk]), follow=True)
+    assert f"No existe jugador con el ID «{lucia.pk}»." in missing.text
+
+
 # Scorecards in the admin
 
 
@@ -551,7 +758,9 @@ ADMIN_URLS = [
     ("admin:index", []),
     ("admin:accounts_user_changelist", []),
     ("admin:accounts_user_add", []),
+    ("admin:accounts_user_import", []),
     ("admin:accounts_user_change", ["user"]),
+    ("admin:accounts_user_temporary_password", ["user"]),
     ("admin:accounts_user_delete", ["user"]),
     ("admin:auth_user_password_change", ["user"]),
     ("admin:scorecards_scorecard_changelist", []),

@@ -1,0 +1,128 @@
+"""Registering a whole club at once from a CSV list of (username, display name) rows, as
+`manage.py import_players` and the admin's «Importar jugadores» page both do.
+
+The list is taken whole or not at all: any invalid row, or a username or name already
+taken (in the club or earlier in the list), refuses it, each problem named with its line.
+"""
+
+import contextlib
+import csv
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models.functions import Lower
+from django.utils.translation import gettext as _
+
+from accounts.forms import clean_name
+from accounts.models import User
+from accounts.names import fold, normalize
+
+HEADER = {"username", "usuario"}
+
+
+def club_rows(text: str) -> list[tuple]:
+    """The list's rows as (line number, cell, ...), blank lines and a header row skipped;
+    ValidationError if there is none."""
+    dialect = csv.excel
+    with contextlib.suppress(csv.Error):
+        dialect = csv.Sniffer().sniff(text[:2048], delimiters=",;\t")
+    rows = []
+    for line, row in enumerate(csv.reader(text.splitlines(), dialect), start=1):
+        if not any(cell.strip() for cell in row):
+            continue
+        if line == 1 and row[0].strip().lower() in HEADER:
+            continue
+        rows.append((line, *[cell.strip() for cell in row]))
+    if not rows:
+        raise ValidationError(_("El archivo no tiene ningún jugador."), code="empty")
+    return rows
+
+
+def club_problems(rows) -> list[str]:
+    """Why each row cannot register a player, one sentence per problem; [] if none."""
+    username_field = User._meta.get_field("username")
+    errors, seen = [], {}
+    # Every name in use, folded as accounts.forms compares them, and the list's own.
+    names = {fold(user.name): user.name for user in User.objects.all()}
+    # One account per username whatever its case, as the admin's creation form has it.
+    wanted = {row[1].lower() for row in rows if len(row) > 1}
+    taken = User.objects.alias(folded=Lower("username")).filter(folded__in=wanted)
+    existing = {username.lower(): username for username in taken.values_list("username", flat=True)}
+    for row in rows:
+        line = row[0]
+        if len(row) != 3:
+            errors.append(
+                _("Línea %(line)s: debe tener dos columnas (usuario, nombre visible).")
+                % {"line": line}
+            )
+            continue
+        _line, username, display_name = row
+        try:
+            username_field.run_validators(username)
+            if not username:
+                raise ValidationError(_("El usuario está vacío."))
+        except ValidationError as error:
+            errors.append(
+                _("Línea %(line)s: usuario «%(username)s» no válido: %(why)s")
+                % {"line": line, "username": username, "why": " ".join(error)}
+            )
+        if not display_name or len(display_name) > 60:
+            errors.append(
+                _("Línea %(line)s: el nombre visible debe tener de 1 a 60 caracteres.")
+                % {"line": line}
+            )
+        else:
+            errors += _name_problems(line, display_name, names)
+        if other := existing.get(username.lower()):
+            errors.append(
+                _("Línea %(line)s: el usuario «%(username)s» ya está registrado.")
+                % {"line": line, "username": other}
+            )
+        if username.lower() in seen:
+            errors.append(
+                _("Línea %(line)s: «%(username)s» ya aparece en la línea %(first)s.")
+                % {"line": line, "username": username, "first": seen[username.lower()]}
+            )
+        seen.setdefault(username.lower(), line)
+    return errors
+
+
+def _name_problems(line, display_name, names):
+    """Why display_name cannot be a new player's name: as in the admin, nothing hidden
+    in it and no other player's name (case, accents and lookalike letters aside)."""
+    try:
+        name = clean_name(display_name)
+    except ValidationError as error:
+        return [_("Línea %(line)s: %(why)s") % {"line": line, "why": " ".join(error)}]
+    if other := names.get(fold(name)):
+        return [
+            _("Línea %(line)s: ya hay un jugador que se llama «%(name)s».")
+            % {"line": line, "name": other}
+        ]
+    names[fold(name)] = name
+    return []
+
+
+def club_register(rows) -> list[tuple[User, str]]:
+    """Register a player per row, each with a temporary password to change at the first
+    log-in; return (player, password) pairs. All or none: ValidationError listing every
+    problem, and nobody registered, if any row is bad."""
+    try:
+        with transaction.atomic():
+            if errors := club_problems(rows):
+                raise ValidationError(errors, code="invalid")
+            issued = []
+            for _line, username, display_name in rows:
+                user = User(username=username, display_name=normalize(display_name))
+                issued.append((user, user.set_temporary_password()))
+                user.save()
+    except IntegrityError:
+        # Someone registered one of these usernames since the check.
+        raise ValidationError(
+            _(
+                "Otro administrador acaba de registrar a alguno de estos jugadores: vuelve a"
+                " probarlo."
+            ),
+            code="taken",
+        ) from None
+    return issued
