@@ -6,14 +6,14 @@ from django.contrib import admin, messages
 from django.contrib.auth import password_validation
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 from django.contrib.auth.forms import UserChangeForm, UsernameField
-from django.db.models import Count, Max, Q
+from django.db.models import BooleanField, Count, ExpressionWrapper, Max, Q
 from django.template.loader import render_to_string
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts.admin_spanish import AdminPasswordChangeForm, flag
 from accounts.forms import DistinctNameMixin
-from accounts.models import AccessAttempt, AccessFailureLog, AccessLog, User
+from accounts.models import GUEST, AccessAttempt, AccessFailureLog, AccessLog, User
 
 
 class PlayerCreationForm(DistinctNameMixin, forms.ModelForm):
@@ -94,6 +94,23 @@ class PlayerChangeForm(DistinctNameMixin, UserChangeForm):
     pass
 
 
+class GuestFilter(admin.SimpleListFilter):
+    """Guests (GUEST): added from «Tarjeta de puntos», still without a log-in."""
+
+    title = _("invitado")
+    parameter_name = "invitado"
+
+    def lookups(self, request, model_admin):
+        return [("si", _("Sí")), ("no", _("No"))]
+
+    def queryset(self, request, queryset):
+        if self.value() == "si":
+            return queryset.filter(GUEST)
+        if self.value() == "no":
+            return queryset.exclude(GUEST)
+        return queryset
+
+
 @admin.register(User)
 class UserAdmin(BaseUserAdmin):
     add_form = PlayerCreationForm
@@ -105,14 +122,16 @@ class UserAdmin(BaseUserAdmin):
         "username",
         "active",
         "playing",
+        "guest",
         "staff",
         "games",
         "last_game",
         "last_login",
     ]
-    list_filter = ["is_active", "plays", "is_staff"]
+    list_filter = ["is_active", "plays", GuestFilter, "is_staff"]
     active = flag(User, "is_active")
     playing = flag(User, "plays")
+    guest = flag(User, "is_guest_now", _("invitado"))
     staff = flag(User, "is_staff")
     search_fields = ["display_name", "username", "first_name", "last_name"]
     ordering = ["display_name", "username"]
@@ -122,7 +141,7 @@ class UserAdmin(BaseUserAdmin):
             {"fields": ["username", "display_name", "plays", "password", "must_change_password"]},
         ),
         (_("Permisos"), {"fields": ["is_active", "is_staff", "is_superuser"]}),
-        (_("Fechas"), {"fields": ["last_login", "date_joined"]}),
+        (_("Fechas"), {"fields": ["last_login", "date_joined", "added_by"]}),
     ]
     add_fieldsets = [
         (
@@ -140,7 +159,7 @@ class UserAdmin(BaseUserAdmin):
             },
         ),
     ]
-    readonly_fields = ["last_login", "date_joined"]
+    readonly_fields = ["last_login", "date_joined", "added_by"]
     actions = ["deactivate", "reactivate", "temporary_password"]
 
     def get_queryset(self, request):
@@ -151,6 +170,7 @@ class UserAdmin(BaseUserAdmin):
             .annotate(
                 game_count=Count("seats", filter=finalized),
                 last_game_at=Max("seats__scorecard__finalized_at"),
+                is_guest_now=ExpressionWrapper(GUEST, output_field=BooleanField()),
             )
         )
 
