@@ -14,8 +14,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.http import Http404
 from django.utils import timezone
-from django.utils.translation import gettext as _
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from accounts.models import GUESTS_PER_DAY

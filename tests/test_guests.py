@@ -54,7 +54,9 @@ def test_a_guest_is_a_player_ticked_beside_the_others(org_client, organizer, ana
         rf'value="{ana.pk}" checked> (.*?)</label>', page.text
     ).group(1)
     assert pepe.added_by == organizer
-    assert pepe.plays and pepe.is_active and pepe.is_guest
+    assert pepe.plays
+    assert pepe.is_active
+    assert pepe.is_guest
     assert not pepe.has_usable_password()
     assert pepe.username == "invitado-pepe-ruiz"
 
