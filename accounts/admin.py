@@ -8,7 +8,7 @@ from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 from django.contrib.auth.forms import ReadOnlyPasswordHashWidget, UserChangeForm, UsernameField
 from django.contrib.auth.hashers import is_password_usable
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Count, Max, Q
+from django.db.models import BooleanField, Count, ExpressionWrapper, Max, Q
 from django.forms.renderers import TemplatesSetting
 from django.http import Http404
 from django.shortcuts import redirect
@@ -23,7 +23,7 @@ from django.views.decorators.debug import sensitive_variables
 from accounts.admin_spanish import AdminPasswordChangeForm, flag
 from accounts.club import club_register, club_rows
 from accounts.forms import DistinctNameMixin
-from accounts.models import AccessAttempt, AccessFailureLog, AccessLog, User
+from accounts.models import GUEST, AccessAttempt, AccessFailureLog, AccessLog, User
 
 
 class PlayerCreationForm(DistinctNameMixin, forms.ModelForm):
@@ -174,6 +174,23 @@ class PlayerImportForm(forms.Form):
         return data
 
 
+class GuestFilter(admin.SimpleListFilter):
+    """Guests (GUEST): added from «Tarjeta de puntos», still without a log-in."""
+
+    title = _("invitado")
+    parameter_name = "invitado"
+
+    def lookups(self, request, model_admin):
+        return [("si", _("Sí")), ("no", _("No"))]
+
+    def queryset(self, request, queryset):
+        if self.value() == "si":
+            return queryset.filter(GUEST)
+        if self.value() == "no":
+            return queryset.exclude(GUEST)
+        return queryset
+
+
 @admin.register(User)
 class UserAdmin(BaseUserAdmin):
     add_form = PlayerCreationForm
@@ -185,14 +202,16 @@ class UserAdmin(BaseUserAdmin):
         "username",
         "active",
         "playing",
+        "guest",
         "staff",
         "games",
         "last_game",
         "last_login",
     ]
-    list_filter = ["is_active", "plays", "is_staff"]
+    list_filter = ["is_active", "plays", GuestFilter, "is_staff"]
     active = flag(User, "is_active")
     playing = flag(User, "plays")
+    guest = flag(User, "is_guest_now", _("invitado"))
     staff = flag(User, "is_staff")
     search_fields = ["display_name", "username", "first_name", "last_name"]
     ordering = ["display_name", "username"]
@@ -202,7 +221,7 @@ class UserAdmin(BaseUserAdmin):
             {"fields": ["username", "display_name", "plays", "password", "must_change_password"]},
         ),
         (_("Permisos"), {"fields": ["is_active", "is_staff", "is_superuser"]}),
-        (_("Fechas"), {"fields": ["last_login", "date_joined"]}),
+        (_("Fechas"), {"fields": ["last_login", "date_joined", "added_by"]}),
     ]
     add_fieldsets = [
         (
@@ -220,7 +239,7 @@ class UserAdmin(BaseUserAdmin):
             },
         ),
     ]
-    readonly_fields = ["last_login", "date_joined"]
+    readonly_fields = ["last_login", "date_joined", "added_by"]
     actions = ["deactivate", "reactivate", "temporary_password"]
 
     def get_queryset(self, request):
@@ -231,6 +250,7 @@ class UserAdmin(BaseUserAdmin):
             .annotate(
                 game_count=Count("seats", filter=finalized),
                 last_game_at=Max("seats__scorecard__finalized_at"),
+                is_guest_now=ExpressionWrapper(GUEST, output_field=BooleanField()),
             )
         )
 

@@ -15,10 +15,13 @@ from django.utils.html import format_html
 from django.utils.translation import gettext as _
 
 
-def flag(model, field):
-    """A list column for a boolean field, shown as the admin shows one, sortable."""
+def flag(model, field, description=None):
+    """A list column for a boolean field (or annotation, with its description), shown as
+    the admin shows one, sortable."""
 
-    @admin.display(description=model._meta.get_field(field).verbose_name, ordering=field)
+    description = description or model._meta.get_field(field).verbose_name
+
+    @admin.display(description=description, ordering=field)
     def column(self, obj):
         value = getattr(obj, field)
         icon = static(f"admin/img/icon-{'yes' if value else 'no'}.svg")

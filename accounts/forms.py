@@ -4,6 +4,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxLengthValidator
 from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.debug import sensitive_variables
 
 from accounts import names
@@ -37,6 +38,9 @@ class DistinctNameMixin:
     other player shows (case, accents and lookalike letters aside), or two columns of one
     card (and two lines of the ranking) would read alike."""
 
+    # The player whose name this one would read as, once cleaned.
+    same_name = None
+
     def clean_display_name(self):
         name = self.cleaned_data.get("display_name") or ""
         if self.instance.pk and name == self.instance.display_name:
@@ -54,6 +58,7 @@ class DistinctNameMixin:
             username = data.get("username") or self.instance.username
             name = data.get("display_name") or username
             if name and (other := _same_name(name, self.instance.pk)):
+                self.same_name = other
                 self.add_error(
                     "display_name",
                     _(
@@ -63,6 +68,17 @@ class DistinctNameMixin:
                     % {"name": other.name},
                 )
         return data
+
+
+class GuestForm(DistinctNameMixin, forms.ModelForm):
+    """«Añadir invitado»: the name of a guest, with the rules of any player's."""
+
+    class Meta:
+        model = User
+        fields = ["display_name"]
+        error_messages = {
+            "display_name": {"required": gettext_lazy("Escribe el nombre del invitado.")}
+        }
 
 
 def _same_name(name, pk) -> User | None:

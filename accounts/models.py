@@ -2,8 +2,10 @@ import secrets
 
 from axes import models as axes_models
 from django.contrib.auth import SESSION_KEY
+from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.contrib.auth.models import AbstractUser
 from django.db import models
+from django.db.models import Q
 from django.utils import formats, timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
@@ -29,6 +31,17 @@ class User(AbstractUser):
             "Se le ofrece al crear una tarjeta de puntos y aparece en «Clasificación» y en "
             "los filtros de «Historial». Desmárcalo en las cuentas que solo administran."
         ),
+    )
+    # Who added this player as a guest from «Tarjeta de puntos» (its date: date_joined);
+    # empty for an account the admin registered.
+    added_by = models.ForeignKey(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        editable=False,
+        related_name="guests_added",
+        verbose_name=_("invitado por"),
     )
 
     class Meta:
@@ -59,9 +72,21 @@ class User(AbstractUser):
         return len(mine)
 
     @property
+    def is_guest(self) -> bool:
+        """Added as a guest and not yet given a log-in by the admin (GUEST)."""
+        return self.added_by_id is not None and not self.has_usable_password()
+
+    @property
     def name(self) -> str:
         """What the UI shows for this player: the display name, else the username."""
         return self.display_name or self.username
+
+
+# A guest: a player added by another from «Tarjeta de puntos», who cannot log in until the
+# admin gives them a temporary password; their games are theirs from the first one.
+GUEST = Q(added_by__isnull=False, password__startswith=UNUSABLE_PASSWORD_PREFIX)
+# How many guests one account may add in a day.
+GUESTS_PER_DAY = 10
 
 
 # django-axes' records as the admin shows them: axes names each one in English in code

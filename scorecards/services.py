@@ -8,15 +8,18 @@ message for the person at the table.
 from datetime import datetime
 from typing import NamedTuple
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.http import Http404
 from django.utils import timezone
+from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from accounts.names import isolate_text
+from accounts.models import GUESTS_PER_DAY
+from accounts.names import fold, isolate_text
 from scorecards import dice, rules
 from scorecards.labels import BONUS_BOX, BOX_LABELS, box_label, box_name, names_list, said
 from scorecards.models import BOXES, Change, FinalizedError, Roll, Scorecard, Seat, Turn
@@ -272,6 +275,40 @@ def scorecard_rematch(*, scorecard_id, user) -> Rematch:
             raise
         return Rematch(made, made=False)
     return Rematch(scorecard, made=True)
+
+
+def guest_add(*, added_by, name):
+    """A player account for a guest (GUEST), named name (accounts.forms.GuestForm cleans
+    it): they play tonight and cannot log in until the admin gives them a log-in.
+    Refused past GUESTS_PER_DAY guests added by the same account today."""
+    User = get_user_model()
+    with transaction.atomic():
+        # Two requests at once by one account count one after the other.
+        User.objects.select_for_update().filter(pk=added_by.pk).first()
+        today = User.objects.filter(added_by=added_by, date_joined__date=timezone.localdate())
+        if today.count() >= GUESTS_PER_DAY:
+            raise Refused(
+                _(
+                    "Ya has añadido %(max)s invitados hoy, el máximo por día: si alguien más"
+                    " juega, pide a la administración que lo registre."
+                )
+                % {"max": GUESTS_PER_DAY}
+            )
+        # The admin may rename it when giving the guest a log-in.
+        return User.objects.create_user(
+            _guest_username(name), password=None, display_name=name, added_by=added_by
+        )
+
+
+def _guest_username(name) -> str:
+    """A free username for a guest: «invitado-ana-garcia», «invitado-ana-garcia-2» …"""
+    User = get_user_model()
+    base = "-".join(filter(None, ["invitado", slugify(fold(name))[:60]]))
+    username, n = base, 1
+    while User.objects.filter(username__iexact=username).exists():
+        n += 1
+        username = f"{base}-{n}"
+    return username
 
 
 def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Written:

@@ -23,6 +23,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("tarjetas/<int:pk>/", include(card)),
     path("tarjetas/nueva/", views.scorecard_new, name="scorecard_new"),
+    path("tarjetas/nueva/invitado/", views.guest_add, name="guest_add"),
     path("tarjetas/nueva/orden/", views.scorecard_order, name="scorecard_order"),
     path("tarjetas/crear/", views.scorecard_create, name="scorecard_create"),
     path("historial/", views.history, name="history"),

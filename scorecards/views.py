@@ -9,6 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.core.handlers.asgi import ASGIRequest
 from django.core.paginator import Paginator
+from django.db.models import BooleanField, ExpressionWrapper
 from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -19,6 +20,8 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from accounts.forms import GuestForm
+from accounts.models import GUEST
 from accounts.names import fold, isolate_text, names_html
 from scorecards import live, rules, services, stats
 from scorecards.dice import who_starts
@@ -249,27 +252,94 @@ PLAYERS_LISTED = 500
 @require_GET
 def scorecard_new(request):
     """«Tarjeta de puntos»: choose the registered players present; accounts that do not
-    play (an admin's, until «Juega» is ticked) are not offered.
+    play (an admin's, until «Juega» is ticked) are not offered. The organizer, if they
+    play, comes ticked.
 
     The search matches any part of the name the list shows, never the username (players
     do not see each other's), without regard to case or accents («oscar» finds Óscar),
     which neither database's LIKE does for every letter; the players already ticked stay
     in the list, ticked, whatever is searched.
+
+    Without JavaScript «Añadir invitado» comes here with the name (a form that goes
+    elsewhere carries no CSRF token): the page checks it and asks to confirm with a POST.
     """
-    User = get_user_model()
-    query = request.GET.get("q", "").replace("\x00", "").strip()[:60]
     chosen_ids = _ids(request.GET.getlist("p"))
+    if not request.GET and request.user.plays:
+        chosen_ids = [request.user.pk]
+    context = _new_card(request.GET, chosen_ids)
+    name = request.GET.get("invitado", "")
+    if name.strip():
+        context.update(_guest_context(GuestForm({"display_name": name}), context))
+    return render(request, "scorecards/new.html", context)
+
+
+def _new_card(params, chosen_ids) -> dict:
+    """What «Tarjeta de puntos» shows, for its query (or a POST carrying the same)."""
+    User = get_user_model()
+    query = params.get("q", "").replace("\x00", "").strip()[:60]
     active = User.objects.filter(services.SEATABLE).order_by("display_name", "username")
-    players = list(active.only("pk", "display_name", "username"))
+    guest = ExpressionWrapper(GUEST, output_field=BooleanField())
+    players = list(active.only("pk", "display_name", "username").annotate(guest=guest))
+    # Only the players that may be ticked are carried on.
+    seatable = {p.pk for p in players}
+    chosen_ids = [pk for pk in chosen_ids if pk in seatable]
     if query:
         needle = fold(query)
         players = [p for p in players if p.pk in chosen_ids or needle in fold(p.name)]
     shown = players[:PLAYERS_LISTED]
     shown += [p for p in players[PLAYERS_LISTED:] if p.pk in chosen_ids]
-    context = {"players": shown, "query": query, "chosen_ids": chosen_ids}
-    context["hidden"] = len(players) - len(shown)
-    context["digital"] = _mode(request.GET.get("modo")) == Scorecard.DIGITAL
-    return render(request, "scorecards/new.html", context)
+    return {
+        "players": shown,
+        "query": query,
+        "chosen_ids": chosen_ids,
+        "hidden": len(players) - len(shown),
+        "digital": _mode(params.get("modo")) == Scorecard.DIGITAL,
+    }
+
+
+def _guest_context(form, page) -> dict:
+    """The «Añadir invitado» part of the page for the name in form: its errors, or, when
+    the name is another player's, a way to tick that player instead."""
+    mode = Scorecard.DIGITAL if page["digital"] else Scorecard.PRESENCIAL
+    context = {"guest_name": form.data["display_name"].replace("\x00", "")}
+    if form.is_valid():
+        context["guest_confirm"] = form.cleaned_data["display_name"]
+        context["page_query"] = _query(page["chosen_ids"], mode)
+        return context
+    context["guest_errors"] = [*form.non_field_errors(), *form.errors.get("display_name", [])]
+    if (same := form.same_name) is not None and same.is_active and same.plays:
+        ids = page["chosen_ids"] + ([] if same.pk in page["chosen_ids"] else [same.pk])
+        context["same"] = same
+        context["same_query"] = _query(ids, mode)
+    return context
+
+
+@login_required
+@require_POST
+def guest_add(request):
+    """«Añadir invitado»: a player account for someone without one (services.guest_add),
+    then «Tarjeta de puntos» again with them ticked beside the players already ticked."""
+    page = _new_card(request.POST, _ids(request.POST.getlist("p")))
+    form = GuestForm({"display_name": request.POST.get("invitado", "")})
+    if form.is_valid():
+        try:
+            guest = services.guest_add(
+                added_by=request.user, name=form.cleaned_data["display_name"]
+            )
+        except Refused as refused:
+            form.add_error(None, refused.message)
+        else:
+            messages.success(
+                request,
+                _("%(name)s juega como invitado: ya está marcado.")
+                % {"name": isolate_text(guest.name)},
+            )
+            mode = Scorecard.DIGITAL if page["digital"] else Scorecard.PRESENCIAL
+            query = _query([*page["chosen_ids"], guest.pk], mode)
+            return redirect(reverse("scorecard_new") + "?" + query)  # to htmx, a whole page
+    page.update(_guest_context(form, page))
+    template = "scorecards/new.html#guest" if request.htmx else "scorecards/new.html"
+    return render(request, template, page, status=400)
 
 
 def _ids(raw_values) -> list[int]:

@@ -107,6 +107,9 @@ EXPECTED = {
     ("profile", "POST"): everyone(200),
     ("scorecard_new", "GET"): everyone(200),
     ("scorecard_new", "POST"): everyone(405),
+    # With no name, nobody is added: 400, and the guest part of the page says why.
+    ("guest_add", "GET"): everyone(405),
+    ("guest_add", "POST"): everyone(400),
     ("scorecard_order", "GET"): everyone(302),
     ("scorecard_order", "POST"): everyone(405),
     ("scorecard_create", "GET"): everyone(405),
