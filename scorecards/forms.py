@@ -161,7 +161,8 @@ class HistoryFilterForm(PeriodForm):
     """«Historial» filters: games shared with another player, of a period, played or
     organized by me, of one mode."""
 
-    field_order = ["jugador", "periodo", "desde", "hasta", "partidas", "modalidad"]
+    # «Desde» and «Hasta» share a row of the two-column grid.
+    field_order = ["jugador", "desde", "hasta", "periodo", "partidas", "modalidad"]
 
     jugador = forms.ModelChoiceField(
         # Everyone who plays, and anyone who sat at a card; never an account that only
