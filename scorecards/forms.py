@@ -1,6 +1,10 @@
+import functools
+from urllib.parse import urlencode
+
 from django import forms
 from django.contrib.auth import get_user_model
 from django.db.models import Exists, OuterRef, Q
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
@@ -8,6 +12,7 @@ from accounts.names import names_html, sentence
 from scorecards import rules
 from scorecards.dice import MAX_ROUNDS, verified_who_starts
 from scorecards.models import Scorecard, Seat
+from scorecards.stats import Period
 
 
 class DateInput(forms.DateInput):
@@ -44,18 +49,120 @@ class ModeFilterForm(forms.Form):
         """The chosen mode, or None for every game (also when the value is invalid)."""
         return (self.cleaned_data["modalidad"] or None) if self.is_valid() else None
 
-    def links(self) -> list[dict]:
-        """Each choice as a link: its value («» for all), label and whether it is shown."""
+    @property
+    def params(self) -> dict:
+        """The GET parameters of the mode shown: none for every game."""
+        return {"modalidad": self.mode} if self.mode else {}
+
+    def links(self, keep=None) -> list[dict]:
+        """Each choice as a link: its value («» for all), label, whether it is shown, and
+        its query string, which carries the other filters' parameters (keep) too."""
         shown = self.mode or ""
         return [
-            {"value": value, "label": label, "current": value == shown}
+            {
+                "value": value,
+                "label": label,
+                "current": value == shown,
+                "query": urlencode(({"modalidad": value} if value else {}) | (keep or {})),
+            }
             for value, label in self.fields["modalidad"].choices
         ]
 
 
-class HistoryFilterForm(forms.Form):
-    """«Historial» filters: games shared with another player, between two dates, played
-    or organized by me, of one mode."""
+THIS_MONTH, THIS_YEAR = "mes", "anio"
+
+
+class PeriodForm(forms.Form):
+    """The period the statistics and «Historial» cover (GET `periodo`, or `desde` and
+    `hasta`): every game («Siempre»), this month's, this year's, or those finalized between
+    two days, both included, by the club's clock. Invalid, it means every game."""
+
+    periodo = forms.ChoiceField(
+        choices=[
+            ("", gettext_lazy("Siempre")),
+            (THIS_MONTH, gettext_lazy("Este mes")),
+            (THIS_YEAR, gettext_lazy("Este año")),
+        ],
+        required=False,
+        label=gettext_lazy("Periodo"),
+        error_messages={
+            "invalid_choice": gettext_lazy("Elige siempre, este mes, este año o unas fechas.")
+        },
+    )
+    desde = forms.DateField(required=False, label=gettext_lazy("Desde"), widget=DateInput())
+    hasta = forms.DateField(required=False, label=gettext_lazy("Hasta"), widget=DateInput())
+
+    def clean(self):
+        data = super().clean()
+        if data.get("desde") and data.get("hasta") and data["desde"] > data["hasta"]:
+            raise forms.ValidationError(_("«Desde» no puede ser posterior a «Hasta»."))
+        if data.get("periodo") and (data.get("desde") or data.get("hasta")):
+            raise forms.ValidationError(_("Elige un periodo o unas fechas, no las dos cosas."))
+        return data
+
+    @functools.cached_property
+    def period(self) -> Period | None:
+        """The period asked for, or None for every game (also when the input is invalid)."""
+        if not self.is_valid():
+            return None
+        data = self.cleaned_data
+        today = timezone.localdate()
+        if data["periodo"] == THIS_MONTH:
+            return Period(first=today.replace(day=1))
+        if data["periodo"] == THIS_YEAR:
+            return Period(first=today.replace(month=1, day=1))
+        if data["desde"] or data["hasta"]:
+            return Period(data["desde"], data["hasta"])
+        return None
+
+    @property
+    def params(self) -> dict:
+        """The GET parameters of the period shown: none for every game."""
+        if self.period is None:
+            return {}
+        if self.cleaned_data["periodo"]:
+            return {"periodo": self.cleaned_data["periodo"]}
+        return {
+            name: self.cleaned_data[name].isoformat()
+            for name in ("desde", "hasta")
+            if self.cleaned_data[name]
+        }
+
+    @property
+    def dates(self) -> bool:
+        """Whether the period shown is one of two dates (or one), not a named one."""
+        return self.period is not None and not self.cleaned_data["periodo"]
+
+    def links(self, keep=None) -> list[dict]:
+        """Each named period as a link: its value («» for always), label, whether it is
+        shown, and its query string, which carries the other filters' parameters (keep)."""
+        shown = None if self.dates else (self.params.get("periodo") or "")
+        return [
+            {
+                "value": value,
+                "label": label,
+                "current": value == shown,
+                "query": urlencode((keep or {}) | ({"periodo": value} if value else {})),
+            }
+            for value, label in self.fields["periodo"].choices
+        ]
+
+    @property
+    def problems(self) -> list[str]:
+        """What is wrong with the period asked, once each; the dates' own errors are
+        also said by their fields."""
+        problems = [*self.errors.get("periodo", []), *self.non_field_errors()]
+        if "desde" in self.errors or "hasta" in self.errors:
+            problems.append(_("Revisa las fechas."))
+        return problems
+
+
+class HistoryFilterForm(PeriodForm):
+    """«Historial» filters: games shared with another player, of a period, played or
+    organized by me, of one mode."""
+
+    # «Desde» and «Hasta» share a row of the two-column grid.
+    field_order = ["jugador", "desde", "hasta", "periodo", "partidas", "modalidad"]
 
     jugador = forms.ModelChoiceField(
         # Everyone who plays, and anyone who sat at a card; never an account that only
@@ -68,8 +175,6 @@ class HistoryFilterForm(forms.Form):
         empty_label=gettext_lazy("Cualquier jugador"),
         error_messages={"invalid_choice": gettext_lazy("Ese jugador no existe.")},
     )
-    desde = forms.DateField(required=False, label=gettext_lazy("Desde"), widget=DateInput())
-    hasta = forms.DateField(required=False, label=gettext_lazy("Hasta"), widget=DateInput())
     partidas = forms.ChoiceField(
         choices=[
             ("", gettext_lazy("Todas")),
@@ -84,12 +189,6 @@ class HistoryFilterForm(forms.Form):
     )
     modalidad = mode_field()
 
-    def clean(self):
-        data = super().clean()
-        if data.get("desde") and data.get("hasta") and data["desde"] > data["hasta"]:
-            raise forms.ValidationError(_("«Desde» no puede ser posterior a «Hasta»."))
-        return data
-
     def filter(self, cards, me):
         """Narrow a queryset of my cards by the valid filters; invalid ones are ignored."""
         if not self.is_valid():
@@ -102,10 +201,8 @@ class HistoryFilterForm(forms.Form):
         if other := self.cleaned_data.get("jugador"):
             # Its own join, apart from «Las que jugué»'s: their seat, not mine.
             cards = cards.filter(seats__player=other)
-        if desde := self.cleaned_data.get("desde"):
-            cards = cards.filter(finalized_at__date__gte=desde)
-        if hasta := self.cleaned_data.get("hasta"):
-            cards = cards.filter(finalized_at__date__lte=hasta)
+        if period := self.period:
+            cards = cards.filter(period.condition())
         if mode := self.cleaned_data.get("modalidad"):
             cards = cards.filter(mode=mode)
         return cards

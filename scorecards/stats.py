@@ -1,7 +1,8 @@
 """Statistics over finalized games, computed by the database in a constant number of queries.
 
 Every statistic takes an optional mode («presencial» or «digital», Scorecard.Mode): given,
-it counts only the games of that mode; None counts them all.
+it counts only the games of that mode; None counts them all. And an optional Period: given,
+it counts only the games finalized within it; None counts them whenever they ended.
 
 The chart functions lay out the player page's charts as plain data, which the templates in
 templates/scorecards/charts/ draw: coordinates in the chart's viewBox (width by height),
@@ -13,7 +14,8 @@ import functools
 import itertools
 import math
 import operator
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import date, datetime
 
 from django.contrib.auth import get_user_model
 from django.db.models import Avg, Count, F, Max, Min, Q, Sum, Value
@@ -26,6 +28,7 @@ from scorecards.models import Scorecard, Seat
 from scorecards.rules import Category
 
 __all__ = [
+    "Period",
     "head_to_head",
     "histogram",
     "histogram_chart",
@@ -36,19 +39,48 @@ __all__ = [
 ]
 
 
-def _finalized(mode=None, prefix="scorecard__") -> Q:
-    """Seats (reached through prefix) in finalized games, of that mode if one is given."""
+@dataclass(frozen=True)
+class Period:
+    """The days a game may have been finalized on, both included, as the club's clock
+    (settings.TIME_ZONE) dates them; None leaves that end open."""
+
+    first: date | None = None
+    last: date | None = None
+
+    def __post_init__(self):
+        for end in (self.first, self.last):
+            if end is not None and (not isinstance(end, date) or isinstance(end, datetime)):
+                raise ValueError(f"a period's ends are dates or None, not {end!r}")
+        if self.first and self.last and self.first > self.last:
+            raise ValueError(f"a period cannot end ({self.last}) before it starts ({self.first})")
+
+    def condition(self, prefix="") -> Q:
+        """Cards (reached through prefix) finalized within the period."""
+        # __date reads finalized_at in the current time zone, which is the club's.
+        condition = Q()
+        if self.first is not None:
+            condition &= Q(**{f"{prefix}finalized_at__date__gte": self.first})
+        if self.last is not None:
+            condition &= Q(**{f"{prefix}finalized_at__date__lte": self.last})
+        return condition
+
+
+def _finalized(mode=None, period=None, prefix="scorecard__") -> Q:
+    """Seats (reached through prefix) in finalized games, of that mode and within that
+    period if they are given."""
     condition = Q(**{f"{prefix}finalized_at__isnull": False})
     if mode is not None:
         if mode not in Scorecard.Mode.values:
             raise ValueError(f"mode must be one of {Scorecard.Mode.values} or None, not {mode!r}")
         condition &= Q(**{f"{prefix}mode": mode})
+    if period is not None:
+        condition &= period.condition(prefix)
     return condition
 
 
-def _finalized_seats(player, mode=None):
-    """The player's seats in finalized games (of that mode, if given)."""
-    return Seat.objects.filter(_finalized(mode), player=player)
+def _finalized_seats(player, mode=None, period=None):
+    """The player's seats in finalized games (of that mode and period, if given)."""
+    return Seat.objects.filter(_finalized(mode, period), player=player)
 
 
 def _name(prefix=""):
@@ -63,11 +95,11 @@ def _rate(part, whole):
 # Statistics
 
 
-def player_summary(player, mode=None) -> dict:
+def player_summary(player, mode=None, period=None) -> dict:
     """Games, wins, scores, Yahtzees, upper bonus and box averages of a player, in one query."""
     upper = functools.reduce(operator.add, (F(c) for c in rules.UPPER))
     row = (
-        _finalized_seats(player, mode)
+        _finalized_seats(player, mode, period)
         .annotate(upper_sum=upper)
         .aggregate(
             games=Count("pk"),
@@ -95,13 +127,13 @@ def player_summary(player, mode=None) -> dict:
     }
 
 
-def head_to_head(player, mode=None) -> list[dict]:
+def head_to_head(player, mode=None, period=None) -> list[dict]:
     """Games, wins, losses and ties against each opponent, most games first; two queries."""
     # Opponents' seats joined to the player's seat in the same finalized game; the aggregates
     # below reuse that join (filter before annotate), so `mine` is the player's place there.
     mine = "scorecard__seats__place"
     rows = list(
-        Seat.objects.filter(_finalized(mode), scorecard__seats__player=player)
+        Seat.objects.filter(_finalized(mode, period), scorecard__seats__player=player)
         .exclude(player=player)
         .values("player")
         .annotate(
@@ -116,10 +148,10 @@ def head_to_head(player, mode=None) -> list[dict]:
     return [{"opponent": opponents[row.pop("player")], **row} for row in rows]
 
 
-def totals_over_time(player, limit=50, mode=None) -> list[tuple[datetime, int]]:
+def totals_over_time(player, limit=50, mode=None, period=None) -> list[tuple[datetime, int]]:
     """(finalized_at, total) of the player's last `limit` finalized games, oldest first."""
     rows = list(
-        _finalized_seats(player, mode)
+        _finalized_seats(player, mode, period)
         .order_by("-scorecard__finalized_at", "-scorecard_id")
         .values_list("scorecard__finalized_at", "total")[:limit]
     )
@@ -127,12 +159,12 @@ def totals_over_time(player, limit=50, mode=None) -> list[tuple[datetime, int]]:
     return rows
 
 
-def histogram(player, width=25, mode=None) -> list[dict]:
+def histogram(player, width=25, mode=None, period=None) -> list[dict]:
     """Games per range of `width` points, empty ranges between the lowest and highest included."""
     if isinstance(width, bool) or not isinstance(width, int) or width < 1:
         raise ValueError(f"width must be a positive integer, not {width!r}")
     counts = dict(
-        _finalized_seats(player, mode)
+        _finalized_seats(player, mode, period)
         # Both sides are integers, so the database divides without a remainder.
         .annotate(bucket=F("total") / Value(width))
         .values("bucket")
@@ -148,10 +180,10 @@ def histogram(player, width=25, mode=None) -> list[dict]:
     ]
 
 
-def ranking(min_games=5, mode=None) -> tuple[list[dict], list[dict]]:
+def ranking(min_games=5, mode=None, period=None) -> tuple[list[dict], list[dict]]:
     """Active players ranked by average with at least min_games games, and those with fewer;
     accounts that do not play («Juega» unticked) are left out."""
-    finalized = _finalized(mode, prefix="seats__scorecard__")
+    finalized = _finalized(mode, period, prefix="seats__scorecard__")
     players = (
         get_user_model()
         .objects.filter(is_active=True, plays=True)

@@ -115,6 +115,7 @@ def pages(world):
             "/historial/?desde=2026-13-01",
             f"/jugadores/{ana.pk}/",
             "/clasificacion/",
+            "/clasificacion/?modalidad=digital&periodo=mes&hasta=2026-13-01",
             "/admin/",
             "/admin/accounts/user/",
             "/admin/accounts/user/add/",

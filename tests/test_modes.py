@@ -195,8 +195,8 @@ def test_hostile_modes_never_break_a_page(ana_client, ana, both_modes, value):
     assert response.status_code == 200
     # Said without repeating the value; every game counts, as with no filter.
     assert (
-        '<ul class="errorlist" role="alert">'
-        "<li>Elige todas, presencial o digital. Se muestran todas.</li></ul>"
+        '<div role="alert"><ul class="errorlist">'
+        "<li>Elige todas, presencial o digital. Se muestran todas.</li></ul></div>"
     ) in response.text
     assert "<dt>Partidas</dt><dd>5</dd>" in response.text
 
