@@ -4,7 +4,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from accounts.names import names_html, sentence
+from accounts.names import names_html, sentence, sort_key
 from scorecards import rules
 from scorecards.dice import MAX_ROUNDS, verified_who_starts
 from scorecards.models import Scorecard, Seat
@@ -18,6 +18,20 @@ class DateInput(forms.DateInput):
 
 
 PLAYED, ORGANIZED = "jugadas", "organizadas"
+
+
+class PlayersByName(forms.models.ModelChoiceIterator):
+    """A choice of players in the order every list of players is shown (names.sort_key)."""
+
+    def __iter__(self):
+        if self.field.empty_label is not None:
+            yield ("", self.field.empty_label)
+        for player in sorted(self.queryset, key=lambda p: sort_key(p.name)):
+            yield self.choice(player)
+
+
+class PlayerChoiceField(forms.ModelChoiceField):
+    iterator = PlayersByName
 
 
 def mode_field():
@@ -57,7 +71,7 @@ class HistoryFilterForm(forms.Form):
     """«Historial» filters: games shared with another player, between two dates, played
     or organized by me, of one mode."""
 
-    jugador = forms.ModelChoiceField(
+    jugador = PlayerChoiceField(
         # Everyone who plays, and anyone who sat at a card; never an account that only
         # administers.
         queryset=get_user_model()

@@ -19,7 +19,7 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from accounts.names import fold, names_html
+from accounts.names import fold, names_html, sort_key
 from scorecards import live, rules, services, stats
 from scorecards.dice import who_starts
 from scorecards.forms import HistoryFilterForm, ModeFilterForm, WhoStartsForm
@@ -249,7 +249,7 @@ def scorecard_new(request):
     query = request.GET.get("q", "").replace("\x00", "").strip()[:60]
     chosen_ids = _ids(request.GET.getlist("p"))
     active = User.objects.filter(services.SEATABLE).order_by("display_name", "username")
-    players = list(active.only("pk", "display_name", "username"))
+    players = sorted(active.only("pk", "display_name", "username"), key=lambda p: sort_key(p.name))
     if query:
         needle = fold(query)
         players = [p for p in players if p.pk in chosen_ids or needle in fold(p.name)]
