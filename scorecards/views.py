@@ -694,7 +694,8 @@ def _finalize_confirm(request, pk):
             {"place": place, "name": seat.player.name, "total": seat.totals.total}
             for seat, place in zip(seats, scorecard.places, strict=True)
         ),
-        key=lambda row: row["place"],
+        # No places on a card with nothing written, where only the problems are shown.
+        key=lambda row: row["place"] or 0,
     )
     context = {
         "scorecard": scorecard,
