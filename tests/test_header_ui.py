@@ -20,10 +20,11 @@ WIDTHS = (320, 360, 390)
 # (negative: they overlap), from the bounding boxes the page draws.
 MEASURE = """() => {
   const rect = e => e.getBoundingClientRect();
-  const apart = (a, b) => Math.max(b.left - a.right, a.left - b.right, b.top - a.bottom, a.top - b.bottom);
+  const apart = (a, b) =>
+    Math.max(b.left - a.right, a.left - b.right, b.top - a.bottom, a.top - b.bottom);
   const visible = e => rect(e).width > 1 && getComputedStyle(e).visibility !== 'hidden';
-  const links = [...document.querySelectorAll('.site-header > .brand, .site-nav a, .site-header > .admin-link')]
-    .filter(visible);
+  const selector = '.site-header > .brand, .site-nav a, .site-header > .admin-link';
+  const links = [...document.querySelectorAll(selector)].filter(visible);
   const account = rect(document.querySelector('.site-user summary'));
   const name = document.querySelector('.user-name');
   const overlaps = [];
@@ -33,7 +34,8 @@ MEASURE = """() => {
   // A phone shows a link's short text; the whole one is read out.
   const text = a => (a.querySelector('.narrow-only') || a).textContent.trim();
   return {
-    gaps: Object.fromEntries(links.map(a => [text(a), Math.round(apart(rect(a), account) * 10) / 10])),
+    gaps: Object.fromEntries(
+      links.map(a => [text(a), Math.round(apart(rect(a), account) * 10) / 10])),
     overlaps,
     links: links.map(text),
     inside: links.every(a => rect(a).left >= 0 && rect(a).right <= window.innerWidth)
@@ -77,7 +79,8 @@ def test_the_header_fits_a_phone_with_a_long_name(server, browser, scheme, staff
         assert admin.is_visible()
         page.screenshot(path=ARTIFACTS / f"header-menu-390-staff-{scheme}.png")
         box = admin.bounding_box()
-        assert 0 <= box["x"] and box["x"] + box["width"] <= WIDTHS[-1]
+        assert box["x"] >= 0
+        assert box["x"] + box["width"] <= WIDTHS[-1]
     ARTIFACTS.mkdir(exist_ok=True)
     out = ARTIFACTS / f"header-gaps-{'staff' if staff else 'player'}-{scheme}.json"
     out.write_text(json.dumps(measured, ensure_ascii=False, indent=1))

@@ -293,6 +293,7 @@ def test_names_sort_in_spanish_order():
     shuffled = ["Ñoño", "Maximiliano", "éric", "Nuria", "Ángela", "Ana"]
     assert sorted(shuffled, key=sort_key) == SPANISH_ORDER
     # «ñ» is a letter after «n», however it is written (one code point or n + tilde).
-    assert sorted(["Ñandú", "Nz", "O", "N\u0303a"], key=sort_key) == ["Nz", "N\u0303a", "Ñandú", "O"]
+    spelled = ["Ñandú", "Nz", "O", "N\u0303a"]
+    assert sorted(spelled, key=sort_key) == ["Nz", "N\u0303a", "Ñandú", "O"]
     # Names that fold alike still come in one order.
     assert sorted(["ana", "Ana"], key=sort_key) == sorted(["Ana", "ana"], key=sort_key)
