@@ -85,6 +85,17 @@ def fold(text: str) -> str:
     return " ".join("".join(c for c in text if not unicodedata.combining(c)).split())
 
 
+def sort_key(name: str) -> tuple[str, str]:
+    """A key that puts names in Spanish alphabetical order, as every list of players is
+    shown: case and accents aside («Ángela» beside «Ana»), but «ñ» a letter of its own
+    after «n» («Nuria» before «Ñoño»); names that still sort alike, by their text.
+    In Python rather than the database's collation, so SQLite and PostgreSQL agree."""
+    decomposed = unicodedata.normalize("NFD", name)
+    # «~» sorts after every letter: «n~» after «nz», and before «o».
+    spanish = decomposed.replace("n\u0303", "n~").replace("N\u0303", "N~")
+    return fold(spanish), name
+
+
 def isolate(name) -> SafeString:
     """A name in HTML, isolated from the text around it: a right-to-left name, or one
     with bidi controls saved before they were refused, cannot reorder what follows it."""

@@ -8,7 +8,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from accounts.names import names_html, sentence
+from accounts.names import names_html, sentence, sort_key
 from scorecards import rules
 from scorecards.dice import MAX_ROUNDS, verified_who_starts
 from scorecards.models import Scorecard, Seat
@@ -23,6 +23,20 @@ class DateInput(forms.DateInput):
 
 
 PLAYED, ORGANIZED = "jugadas", "organizadas"
+
+
+class PlayersByName(forms.models.ModelChoiceIterator):
+    """A choice of players in the order every list of players is shown (names.sort_key)."""
+
+    def __iter__(self):
+        if self.field.empty_label is not None:
+            yield ("", self.field.empty_label)
+        for player in sorted(self.queryset, key=lambda p: sort_key(p.name)):
+            yield self.choice(player)
+
+
+class PlayerChoiceField(forms.ModelChoiceField):
+    iterator = PlayersByName
 
 
 def mode_field():
@@ -164,7 +178,7 @@ class HistoryFilterForm(PeriodForm):
     # «Desde» and «Hasta» share a row of the two-column grid.
     field_order = ["jugador", "desde", "hasta", "periodo", "partidas", "modalidad"]
 
-    jugador = forms.ModelChoiceField(
+    jugador = PlayerChoiceField(
         # Everyone who plays, and anyone who sat at a card; never an account that only
         # administers.
         queryset=get_user_model()

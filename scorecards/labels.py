@@ -4,6 +4,7 @@ from django.utils.text import get_text_list
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
+from accounts.names import fold
 from scorecards.rules import Category
 
 # The bonus count line is edited like a box, but it is not a rules.Category.
@@ -31,7 +32,8 @@ SHORT_LABELS = {
     Category.LARGE_STRAIGHT: _("Esc. gde."),
     Category.CHANCE: _("Libre"),
 }
-# A player's column heading on a phone: the first word of the name, cut to this length.
+# A first name longer than this is cut where an initial must follow it, so that the
+# initial still fits a phone's column («Guil. A.»).
 SHORT_NAME = 5
 
 
@@ -47,12 +49,14 @@ def box_short(category: Category | str) -> str:
 
 
 def short_names(names: list[str]) -> list[str]:
-    """Column headings for a phone: «Berto» for «Berto Álvarez», «Guil.» for «Guillermo»;
-    «Ana M.» and «Ana L.» for two Anas, and the whole name if that still reads alike."""
+    """Column headings for a phone: the first name where no one else at the card has one
+    that reads alike («Dolores» for «Dolores Ibarra»; the column shows as many of its
+    letters as fit); «Ana M.» and «Ana L.» for two Anas, and the whole name if that still
+    reads alike."""
     options = [_short_name_options(name) for name in names]
     chosen = [0] * len(names)
     for _step in range(2):
-        shorts = [option[c] for option, c in zip(options, chosen, strict=True)]
+        shorts = [fold(option[c]) for option, c in zip(options, chosen, strict=True)]
         for i, short in enumerate(shorts):
             if shorts.count(short) > 1:
                 chosen[i] = min(chosen[i] + 1, len(options[i]) - 1)
@@ -62,9 +66,11 @@ def short_names(names: list[str]) -> list[str]:
 def _short_name_options(name: str) -> list[str]:
     """A name's headings, shortest first."""
     words = name.split() or [name]
-    first = words[0] if len(words[0]) <= SHORT_NAME else words[0][: SHORT_NAME - 1] + "."
-    initial = [f"{first} {words[1][0]}."] if len(words) > 1 else []
-    return [first, *initial, name]
+    first = words[0]
+    if len(words) == 1:
+        return [first, name]
+    cut = first if len(first) <= SHORT_NAME else first[: SHORT_NAME - 1] + "."
+    return [first, f"{cut} {words[1][0]}.", name]
 
 
 def box_label(box: str) -> str:

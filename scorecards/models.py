@@ -182,11 +182,14 @@ class Scorecard(models.Model):
         return self.mode == Scorecard.DIGITAL
 
     @property
-    def places(self) -> list[int]:
-        """Each seat's position: stored once finalized, live while in progress."""
+    def places(self) -> list[int | None]:
+        """Each seat's position: stored once finalized, live while in progress; None for
+        all until a box is written (six players at 0 are not all first)."""
         seats = self.seats.all()
         if self.is_finalized:
             return [seat.place for seat in seats]
+        if not any(seat.filled for seat in seats):
+            return [None] * len(seats)
         return rules.positions([seat.totals.total for seat in seats])
 
     @property

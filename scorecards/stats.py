@@ -23,6 +23,7 @@ from django.db.models.functions import Coalesce, NullIf
 from django.utils import timezone
 from django.utils.translation import gettext, ngettext
 
+from accounts.names import sort_key
 from scorecards import rules
 from scorecards.models import Scorecard, Seat
 from scorecards.rules import Category
@@ -145,7 +146,8 @@ def head_to_head(player, mode=None, period=None) -> list[dict]:
         .order_by("-games", _name("player__"), "player__username", "player")
     )
     opponents = get_user_model().objects.in_bulk(row["player"] for row in rows)
-    return [{"opponent": opponents[row.pop("player")], **row} for row in rows]
+    rows = [{"opponent": opponents[row.pop("player")], **row} for row in rows]
+    return sorted(rows, key=lambda row: (-row["games"], sort_key(row["opponent"].name)))
 
 
 def totals_over_time(player, limit=50, mode=None, period=None) -> list[tuple[datetime, int]]:
@@ -193,10 +195,13 @@ def ranking(min_games=5, mode=None, period=None) -> tuple[list[dict], list[dict]
             average=Avg("seats__total", filter=finalized),
         )
         .filter(games__gt=0)
-        # By name here; the stable sorts below keep it as the last tie-break.
+        # By name (sort_key, below); the stable sorts keep it as the last tie-break.
         .order_by(_name(), "username", "pk")
     )
-    rows = [{"player": p, "games": p.games, "wins": p.wins, "average": p.average} for p in players]
+    rows = [
+        {"player": p, "games": p.games, "wins": p.wins, "average": p.average}
+        for p in sorted(players, key=lambda p: sort_key(p.name))
+    ]
     ranked = sorted(
         (row for row in rows if row["games"] >= min_games),
         key=lambda row: (-row["average"], -row["wins"]),

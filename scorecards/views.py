@@ -22,7 +22,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from accounts.forms import GuestForm
 from accounts.models import GUEST
-from accounts.names import fold, isolate_text, names_html
+from accounts.names import fold, isolate_text, names_html, sort_key
 from scorecards import live, rules, services, stats
 from scorecards.dice import who_starts
 from scorecards.forms import HistoryFilterForm, ModeFilterForm, PeriodForm, WhoStartsForm
@@ -279,7 +279,10 @@ def _new_card(params, chosen_ids) -> dict:
     query = params.get("q", "").replace("\x00", "").strip()[:60]
     active = User.objects.filter(services.SEATABLE).order_by("display_name", "username")
     guest = ExpressionWrapper(GUEST, output_field=BooleanField())
-    players = list(active.only("pk", "display_name", "username").annotate(guest=guest))
+    players = sorted(
+        active.only("pk", "display_name", "username").annotate(guest=guest),
+        key=lambda p: sort_key(p.name),
+    )
     # Only the players that may be ticked are carried on.
     seatable = {p.pk for p in players}
     chosen_ids = [pk for pk in chosen_ids if pk in seatable]
@@ -790,7 +793,8 @@ def _finalize_confirm(request, pk):
             {"place": place, "name": seat.player.name, "total": seat.totals.total}
             for seat, place in zip(seats, scorecard.places, strict=True)
         ),
-        key=lambda row: row["place"],
+        # No places on a card with nothing written, where only the problems are shown.
+        key=lambda row: row["place"] or 0,
     )
     context = {
         "scorecard": scorecard,

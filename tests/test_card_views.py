@@ -11,7 +11,7 @@ from django.urls import reverse
 from scorecards import services
 from scorecards.models import Change, Seat
 from tests.factories import UserFactory, fill, make_scorecard, seat_of
-from tests.screens import HTMX, finalize, version_of, write
+from tests.screens import HTMX, card_page, finalize, version_of, write
 
 pytestmark = pytest.mark.django_db
 
@@ -212,3 +212,14 @@ def test_the_card_page_and_its_fragment_cost_five_queries(
         assert client.get(reverse("scorecard", args=[card.pk])).status_code == 200
     with django_assert_num_queries(5):
         assert client.get(reverse("scorecard", args=[card.pk]), headers=HTMX).status_code == 200
+
+
+def _place_row(text):
+    row = re.search(r'<tr id="row-place".*?</tr>', text, re.S)[0]
+    return re.findall(r"<td>(.*?)</td>", row, re.S)
+
+
+def test_the_card_shows_no_positions_until_a_box_is_written(org_client, card, ana):
+    assert _place_row(card_page(org_client, card)) == ["", ""]
+    write(org_client, card, seat_of(card, ana), "chance", "20")
+    assert _place_row(card_page(org_client, card)) == ["1º", "2º"]

@@ -434,3 +434,14 @@ def test_history_pages_cost_the_same_at_10_and_500_games(
     with django_assert_num_queries(5):
         ana_client.get(reverse("scorecard", args=[cards[-1].pk]))
     assert Scorecard.objects.count() == 2 * n
+
+
+def test_the_con_filter_lists_players_in_spanish_order(client):
+    from tests.test_names import SPANISH_ORDER
+
+    for name in reversed(SPANISH_ORDER):
+        UserFactory(display_name=name)
+    client.force_login(UserFactory(display_name="Zoe"))
+    text = client.get(reverse("history")).text
+    options = re.findall(r"<option value=\"\d+\"[^>]*>([^<]*)</option>", text)
+    assert [o for o in options if o in SPANISH_ORDER] == SPANISH_ORDER

@@ -215,15 +215,38 @@ def test_names_are_listed_as_a_sentence(names, spanish_list, english_list):
         assert names_list(names) == english_list
 
 
-def test_short_names_fit_a_phone_column_and_stay_distinct():
+def test_short_names_are_first_names_where_no_one_else_has_it():
     from scorecards.labels import short_names
 
-    assert short_names(["Berto Álvarez", "Guillermo", "Ana"]) == ["Berto", "Guil.", "Ana"]
-    # Two that would read alike get an initial, and the whole name as a last resort.
+    # Whole: the column shows as many letters as it fits (an ellipsis, not «Dolo.»).
+    assert short_names(["Dolores Ibarra", "Carmen Ruiz", "Esteban", "Ana"]) == [
+        "Dolores",
+        "Carmen",
+        "Esteban",
+        "Ana",
+    ]
+    assert short_names(["Berto Álvarez", "Guillermo", "Maximiliano Gó"]) == [
+        "Berto",
+        "Guillermo",
+        "Maximiliano",
+    ]
+
+
+def test_short_names_that_read_alike_get_an_initial_then_the_whole_name():
+    from scorecards.labels import short_names
+
     assert short_names(["Ana María", "Ana López", "Carla"]) == ["Ana M.", "Ana L.", "Carla"]
     assert short_names(["Ana", "Ana B", "Ana C"]) == ["Ana", "Ana B.", "Ana C."]
+    # A long first name is cut where an initial follows it, so that the initial shows.
     assert short_names(["Guillermo A", "Guillermo B"]) == ["Guil. A.", "Guil. B."]
+    # Alike is what a reader sees: «Ángel» and «Angel» are the same first name.
+    assert short_names(["Ángel López", "Angel Ruiz", "Dolores"]) == [
+        "Ángel L.",
+        "Angel R.",
+        "Dolores",
+    ]
     assert short_names(["Ana", "ana"]) == ["Ana", "ana"]
+    assert short_names(["Ana Ruiz", "Ana Rey"]) == ["Ana Ruiz", "Ana Rey"]
 
 
 def test_short_box_labels_keep_the_full_name_elsewhere():

@@ -122,6 +122,13 @@ def test_places_are_live_in_progress_and_stored_once_finalized(card, ana, ben):
     assert finalized.places == [2, 1] == [seat.place for seat in finalized.seats.all()]
 
 
+def test_no_one_has_a_place_until_a_box_is_written(card, ana):
+    assert Scorecard.objects.with_seats().get(pk=card.pk).places == [None, None]
+    # A zero is written too: from then on everyone has a place, the 0s sharing it.
+    Seat.objects.filter(pk=seat_of(card, ana).pk).update(ones=0)
+    assert Scorecard.objects.with_seats().get(pk=card.pk).places == [1, 1]
+
+
 def test_ties_share_a_place(card):
     fill(card)
     assert Scorecard.objects.with_seats().get(pk=card.pk).places == [1, 1]

@@ -282,3 +282,18 @@ def test_the_admins_temporary_passwords_isolate_the_names(admin_client):
         follow=True,
     )
     assert f"<strong><bdi>{HEBREW}</bdi></strong> (<bdi>dani</bdi>)" in response.text
+
+
+SPANISH_ORDER = ["Ana", "Ángela", "éric", "Maximiliano", "Nuria", "Ñoño"]
+
+
+def test_names_sort_in_spanish_order():
+    from accounts.names import sort_key
+
+    shuffled = ["Ñoño", "Maximiliano", "éric", "Nuria", "Ángela", "Ana"]
+    assert sorted(shuffled, key=sort_key) == SPANISH_ORDER
+    # «ñ» is a letter after «n», however it is written (one code point or n + tilde).
+    spelled = ["Ñandú", "Nz", "O", "N\u0303a"]
+    assert sorted(spelled, key=sort_key) == ["Nz", "N\u0303a", "Ñandú", "O"]
+    # Names that fold alike still come in one order.
+    assert sorted(["ana", "Ana"], key=sort_key) == sorted(["Ana", "ana"], key=sort_key)

@@ -297,3 +297,29 @@ def test_the_new_card_pages_need_a_log_in(client, name):
 )
 def test_the_new_card_pages_take_one_method(org_client, name, method):
     assert getattr(org_client, method)(reverse(name)).status_code == 405
+
+
+def _names_in_order(text, names):
+    return sorted(names, key=lambda name: text.index(f"<bdi>{name}</bdi>"))
+
+
+def test_the_new_card_lists_players_in_spanish_order(org_client):
+    from tests.test_names import SPANISH_ORDER
+
+    for name in reversed(SPANISH_ORDER):
+        UserFactory(display_name=name)
+    text = org_client.get(reverse("scorecard_new")).text
+    assert _names_in_order(text, SPANISH_ORDER) == SPANISH_ORDER
+
+
+def test_the_order_page_seats_players_as_the_new_card_listed_them(org_client):
+    from tests.test_names import SPANISH_ORDER
+
+    players = {name: UserFactory(display_name=name) for name in reversed(SPANISH_ORDER)}
+    listed = org_client.get(reverse("scorecard_new")).text
+    ticked = re.findall(r'name="p" value="(\d+)"', listed)
+    wanted = {str(p.pk) for p in players.values()}
+    query = "&".join(f"p={pk}" for pk in ticked if pk in wanted)
+    text = org_client.get(reverse("scorecard_order") + "?" + query).text
+    seating = re.findall(r'<span class="seat-name">\d+\. <bdi>([^<]*)</bdi>', text)
+    assert seating == SPANISH_ORDER

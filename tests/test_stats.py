@@ -401,3 +401,17 @@ def test_in_progress_games_count_nowhere(ana, ben):
     assert stats.totals_over_time(ana) == []
     assert stats.histogram(ana) == []
     assert stats.ranking(min_games=1) == ([], [])
+
+
+def test_ranking_ties_and_rivals_are_in_spanish_order(ana):
+    from tests.test_names import SPANISH_ORDER
+
+    players = [UserFactory(display_name=name) for name in reversed(SPANISH_ORDER)]
+    for player in players:
+        play(column(player))  # the same total each, alone: tied on average and wins
+    ranked, _unranked = stats.ranking(min_games=1)
+    assert [row["player"].name for row in ranked] == SPANISH_ORDER
+    assert {row["rank"] for row in ranked} == {1}
+    play(column(ana), *(column(p) for p in players[:5]))
+    rivals = [row["opponent"].name for row in stats.head_to_head(ana)]
+    assert rivals == sorted(rivals, key=lambda n: SPANISH_ORDER.index(n)) == SPANISH_ORDER[1:]

@@ -107,10 +107,23 @@
     if (!d) return;
     if (target.id === "picker") {
       if (!d.open) d.showModal();
-      var first = target.querySelector("[aria-pressed='true'], button, a");
-      if (first) first.focus();
+      var config = event.detail.requestConfig;
+      var next = pickerFocus(target, config && config.elt);
+      if (next) next.focus();
     }
   });
+
+  // Where focus goes in the picker: while the dice are being tapped, the score they make
+  // or the faces; otherwise the box's score if it has one, else the title (never «Sin
+  // anotar», which would look like the suggested answer).
+  function pickerFocus(picker, source) {
+    var tapping = source && source.closest && source.closest(".with-dice");
+    var next = tapping ? picker.querySelector(".proposal button, .with-dice .face") : null;
+    return next ||
+      picker.querySelector(".values [aria-pressed='true'], .values-extra .scratch[aria-pressed='true']") ||
+      picker.querySelector("#picker-title[tabindex]") ||
+      picker.querySelector("button, a");
+  }
 
   // Every answer about the card says which version it is for: a patch the version it
   // was made from (X-Dados-Base), a whole sheet its own (X-Dados-Version). An answer the
