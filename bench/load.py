@@ -105,7 +105,8 @@ def tick_started(user) -> None:
 
 
 def server_address() -> tuple[str, int]:
-    address = urlsplit(CONFIG["base"])
+    """Where the streams are served: the app's server, or one of their own."""
+    address = urlsplit(CONFIG.get("stream_base", CONFIG["base"]))
     return address.hostname, address.port
 
 
@@ -530,7 +531,7 @@ def machine_sample(server: int, database: int | None) -> dict:
         "wall": time.monotonic(),
         "cpu_total": sum(cpu) / os.sysconf("SC_CLK_TCK"),
         "cpu_idle": (cpu[3] + cpu[4]) / os.sysconf("SC_CLK_TCK"),
-        "server": tree_cpu(server),
+        "server": sum(tree_cpu(pid) for pid in CONFIG.get("server_pids", [server])),
         "database": tree_cpu(database) if database else 0.0,
         "generator": sum(os.times()[:2]),
         # The busiest disk's time with requests in flight (every write waits for its sync).
@@ -704,7 +705,8 @@ def main(path: str) -> int:
     delivered = deliveries(before["wall"], after["wall"])
     for phone in PHONES:
         phone.close_stream()
-    memory = stream_memory(CONFIG["server_pid"]) if CONFIG.get("transport") == "stream" else {}
+    streamed = CONFIG.get("transport") == "stream"
+    memory = stream_memory(CONFIG.get("stream_pid", CONFIG["server_pid"])) if streamed else {}
     runner.quit()
     wall = after["wall"] - before["wall"]
     ncpu = os.cpu_count() or 1

@@ -41,7 +41,10 @@ SECRET_KEY = "dados-bench-only-secret-key-not-for-deployment-0123456789-abcdefgh
 BUDGET_MS, BUDGET_TABLES, DELIVERY_MS = 100, 100, 500
 # The live card's two transports, and the server each is measured on: the stream is
 # served by uvicorn (as make run and docs/operations.md serve it); the poll as before it.
-TRANSPORTS = {"stream": "uvicorn", "poll": "gunicorn"}
+TRANSPORTS = {"stream": "uvicorn", "poll": "gunicorn", "split": "gunicorn"}
+# "split": the stream's phones, with the pages under gunicorn (STREAMS_APART) and only the
+# streams under uvicorn (STREAM_WORKERS), as nginx would route /tarjetas/N/eventos/.
+STREAM_WORKERS = 2
 FLOORS = {"write": "floor: one-row write in atomic()", "read": "floor: @login_required GET"}
 WRITES = ("box write", "roll", "score")  # their p50 is divided by the write floor's
 SETUP = {"create card", "floor setup"}  # warm-up only
@@ -126,7 +129,7 @@ class PostgreSQL:
 class Server:
     """uvicorn or gunicorn on loopback, in a process group of its own."""
 
-    def __init__(self, args, env, kind):
+    def __init__(self, args, env, kind, workers=None):
         with closing(socket.socket()) as sock:
             sock.bind((HOST, 0))
             port = sock.getsockname()[1]
@@ -136,7 +139,7 @@ class Server:
         if kind == "uvicorn":  # as make run and docs/operations.md serve it
             command = [
                 str(bin_dir / "uvicorn"), "dados.asgi:application", "--host", HOST,
-                "--port", str(port), "--workers", str(args.workers), "--no-access-log",
+                "--port", str(port), "--workers", str(workers or args.workers), "--no-access-log",
                 "--timeout-graceful-shutdown", "3",
             ]  # fmt: skip
         else:
@@ -196,12 +199,20 @@ def one_run(args, database, tables: int, transport: str) -> dict:
     while busy() > QUIET and waited < args.wait_quiet:  # someone else's tests, say
         time.sleep(10)
         waited += 12
-    server = Server(args, env, server_of(args, transport))
+    streamer = None
+    if transport == "split":
+        server = Server(args, {**env, "STREAMS_APART": "true"}, "gunicorn")
+        streamer = Server(args, env, "uvicorn", workers=STREAM_WORKERS)
+    else:
+        server = Server(args, env, server_of(args, transport))
     try:
+        pids = [server.process.pid] + ([streamer.process.pid] if streamer else [])
         config.update(
             base=server.base, server_pid=server.process.pid, database_port=urlsplit(url).port,
             warmup=args.warmup, duration=args.duration, spawn=min(10, args.warmup / 2),
-            digital_tables=digital_tables(tables, args), transport=transport, timeout=10,
+            digital_tables=digital_tables(tables, args), timeout=10, server_pids=pids,
+            transport="poll" if transport == "poll" else "stream",
+            stream_base=streamer.base if streamer else server.base, stream_pid=pids[-1],
         )  # fmt: skip
         with tempfile.NamedTemporaryFile("w", suffix=".json") as file:
             json.dump(config, file)
@@ -211,7 +222,7 @@ def one_run(args, database, tables: int, transport: str) -> dict:
             load_env = {**env, "GEVENT_RESOLVER": "block"}
             out = python(str(BENCH / "load.py"), file.name, env=load_env, capture=True)
     finally:
-        log = server.stop()
+        log = server.stop() + (streamer.stop() if streamer else "")
     if "Traceback" in log:
         say(log)
     return json.loads(out.strip().splitlines()[-1])
@@ -343,6 +354,9 @@ def digital_tables(tables: int, args) -> int:
 
 
 def workers(args, transport="poll") -> str:
+    if transport == "split":
+        return (f"gunicorn sync, {args.workers} workers, for the pages; uvicorn, "
+                f"{STREAM_WORKERS} workers, for the streams")  # fmt: skip
     if server_of(args, transport) == "uvicorn":
         return f"uvicorn, {args.workers} workers"
     threads = f" x {args.threads} threads" if args.worker_class == "gthread" else ""
@@ -452,7 +466,8 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--transport",
         default="stream,poll",
-        help="the live card's: stream, poll or both (the first is judged)",
+        help="the live card's: stream, poll, split (the pages by gunicorn, the streams by "
+        "uvicorn), or several (the first is judged)",
     )
     parser.add_argument(
         "--server",
@@ -471,7 +486,7 @@ def main(argv=None) -> int:
     args.tables = [int(n) for n in args.tables.split(",")]
     args.transport = args.transport.split(",")
     if not set(args.transport) <= set(TRANSPORTS):
-        parser.error("--transport: stream, poll, or stream,poll")
+        parser.error("--transport: stream, poll, split, or several of them")
     if not 0 <= args.digital <= 1:
         parser.error("--digital: a share of the tables, from 0 to 1")
     manifest = ROOT / "staticfiles" / "staticfiles.json"

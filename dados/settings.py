@@ -128,6 +128,9 @@ if os.environ.get("DADOS_SERVER") == "asgi":
         DATABASES["default"]["OPTIONS"].setdefault(
             "pool", {"min_size": 1, "max_size": envint("DATABASE_POOL_SIZE", "10")}
         )
+# Pages served by WSGI (gunicorn) poll, unless the card's streams are served apart, by an
+# ASGI server to which the proxy routes /tarjetas/N/eventos/ (docs/operations.md).
+STREAMS_APART = envbool("STREAMS_APART", "false")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 INSTALLED_APPS = [

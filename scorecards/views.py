@@ -3,6 +3,7 @@ import functools
 import uuid
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
@@ -581,9 +582,9 @@ async def scorecard_events(request, pk):
         return HttpResponse(_("Esa versión de la tarjeta no existe."), status=400)
     if finalized_at is not None and shown == version:
         return HttpResponse(status=204)  # nothing more will happen: do not reconnect
-    if not streams(request):
-        # A page served by ASGI that reaches a WSGI server (a mixed deployment) gets 204:
-        # the page does not retry, and it polls.
+    if not isinstance(request, ASGIRequest):
+        # A WSGI server would hold a thread for the whole stream and send nothing (a
+        # proxy that routes the stream to it, say): 204 tells the page not to retry.
         return HttpResponse(status=204)
     if not live.may_open(user.pk):
         return HttpResponse(_("Demasiadas tarjetas abiertas a la vez."), status=429)
@@ -612,10 +613,10 @@ def scorecard_detail(request, pk):
 
 
 def streams(request) -> bool:
-    """Whether this server can hold a card's stream open: an ASGI one. A WSGI server
-    (runserver, the tests' live servers) would hold a thread for the whole stream and
-    send nothing; its pages poll."""
-    return isinstance(request, ASGIRequest)
+    """Whether the card's page opens its stream: served by ASGI, or by WSGI with the
+    streams served apart (STREAMS_APART). Else (runserver, the tests' live servers) it
+    polls: a WSGI server would hold a thread for the whole stream and send nothing."""
+    return isinstance(request, ASGIRequest) or settings.STREAMS_APART
 
 
 @login_required

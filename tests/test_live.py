@@ -69,11 +69,12 @@ def test_a_poll_while_nothing_changed_gets_204_and_nothing_else(client, card, an
     assert "Set-Cookie" not in response.headers  # nor the session saved again
 
 
-def test_the_card_page_polls_while_in_progress(client, card, ana, monkeypatch):
+def test_the_card_page_polls_while_in_progress(client, card, ana, settings):
     client.force_login(ana)
     page = client.get(reverse("scorecard", args=[card.pk])).text
     assert "sse-connect" not in page  # WSGI (the test client's): the page only polls
-    monkeypatch.setattr(views, "streams", lambda request: True)  # as under ASGI
+    # Under ASGI, or with the streams served apart by an ASGI server of their own.
+    settings.STREAMS_APART = True
     page = client.get(reverse("scorecard", args=[card.pk])).text
     poll = re.search(r'<div class="poll" id="sheet-poll"[^>]*>', page).group(0)
     assert f'hx-get="{reverse("scorecard_live", args=[card.pk])}"' in poll
