@@ -18,8 +18,10 @@ own: «roll», «score», «digital poll, …», «digital card page».
 
 With `"transport": "stream"` (the app's own, pushed), nine phones in ten hold the card's
 stream (`/tarjetas/N/eventos/`, a Server-Sent Events answer read on a socket of the phone's
-own, as an EventSource would) and poll no more: on each «version» event they ask the live
-card what changed, as the page does (`card-moved`). The tenth phone polls, as a page whose
+own, as an EventSource would) and poll no more: a «patch» event brings what changed, which
+the phone takes as the page does (if it shows the version the patch was made from, or a
+later one); on a «version» event (the turn's own forms, a page too far behind) it asks the
+live card, as the page does (`card-moved`). The tenth phone polls, as a page whose
 stream cannot open does. A page reload (once a minute) reopens the stream, saying the
 version the page shows; a dropped stream reconnects after the server's `retry`, polling
 meanwhile. With `"transport": "poll"` every phone polls, as before the stream.
@@ -77,7 +79,9 @@ PHONES: list = []  # every phone, as it starts
 WRITES: list = []  # (monotonic time of the answer, table, card, version, the phone's index)
 STREAMS = {"open": 0}  # streams open right now
 OPEN_SAMPLES: list[int] = []  # STREAMS["open"], once a second while measuring
-SHARED = Counter()  # changed polls by X-Dados-Shared: hit, miss, own (or a whole sheet)
+SHARED_KINDS = ("event", "hit", "miss", "own", "sheet")
+SHARED = Counter()  # changed polls by X-Dados-Shared: hit, miss, own (or a whole sheet);
+# and patches taken from the stream's events (event)
 STOPPING = Event()  # set at the end: no more writes, no new cards
 POLL_EVERY_TENTH = 10  # one phone in this many polls instead of streaming
 
@@ -117,21 +121,24 @@ STREAM_REQUEST = (
 
 
 def events_of(lines):
-    """Server-Sent Events from a stream's lines (chunked or not): (event, data, retry ms)."""
-    name, data, retry = "", "", None
+    """Server-Sent Events from a stream's lines (chunked or not), each data on one line:
+    (event, data, id, retry ms)."""
+    name, data, id_, retry = "", "", None, None
     for raw in lines:
         line = raw.decode().rstrip("\r\n")
         if line == "":
             if name or data or retry is not None:
-                yield name or "message", data, retry
-            name, data, retry = "", "", None
+                yield name or "message", data, id_, retry
+            name, data, id_, retry = "", "", None, None
         elif line.startswith("event:"):
             name = line[6:].strip()
         elif line.startswith("data:"):
             data = line[5:].strip()
+        elif line.startswith("id:"):
+            id_ = line[3:].strip()
         elif line.startswith("retry:"):
             retry = int(line[6:].strip())
-        # else a comment (the heartbeat), an id, or a chunk's size: nothing to do
+        # else a comment (the heartbeat), or a chunk's size: nothing to do
 
 
 def fire(name: str, began: float, error: str | None) -> None:
@@ -296,10 +303,14 @@ class Phone(FastHttpUser):
                 self.streaming = True
                 STREAMS["open"] += 1
                 try:
-                    for name, data, retry_ms in events_of(lines):
+                    for name, data, id_, retry_ms in events_of(lines):
                         if retry_ms is not None:
                             retry = retry_ms / 1000
-                        if name == "version":
+                        if name == "patch":
+                            last_id = id_
+                            self.heard.append((time.monotonic(), self.card, int(id_)))
+                            self.take(json.loads(data), int(id_))
+                        elif name == "version":
                             last_id = data
                             self.heard.append((time.monotonic(), self.card, int(data)))
                             self.poll("stream fetch")
@@ -319,6 +330,18 @@ class Phone(FastHttpUser):
                 if sock is not None:
                     sock.close()
             gevent.sleep(retry)
+
+    def take(self, patch: dict, version: int) -> None:
+        """A patch from the stream, as dados.js takes it: swapped in if the page shows its
+        base or a later version, and asked for again if the page is behind it."""
+        shown = self.version()
+        if shown is not None and shown >= version:
+            return
+        if shown is None or shown < patch["base"]:
+            self.poll("stream fetch")
+        else:
+            SHARED["event"] += 1  # a patch taken from the stream itself
+            self.absorb(patch["html"])
 
     @task
     def tick_(self):
@@ -728,9 +751,10 @@ def main(path: str) -> int:
             "open_mean": sum(OPEN_SAMPLES) / len(OPEN_SAMPLES) if OPEN_SAMPLES else 0,
             "open_max": max(OPEN_SAMPLES, default=0),
             "phones": len(PHONES),
-            # The changed polls and fetches: a shared patch from the cache (hit), rendered
-            # and stored (miss), the viewer's own (own), or the whole sheet (sheet).
-            **{f"shared_{k}": shared.get(k, 0) for k in ("hit", "miss", "own", "sheet")},
+            # The changes a phone took: in a stream's event (event); or polled or fetched,
+            # a shared patch from the cache (hit), rendered and stored (miss), the
+            # viewer's own (own), or the whole sheet (sheet).
+            **{f"shared_{k}": shared.get(k, 0) for k in SHARED_KINDS},
             "streaming_phones": sum(p.streams for p in PHONES),
             **delivered,
             "behind": len(behind),

@@ -1,6 +1,7 @@
-"""The live card, pushed: a card page holds a stream of Server-Sent Events that says when
-the card's version moves; the page then asks for what changed, as its poll did
-(views.scorecard_live), so every answer about the card keeps one path and one shape.
+"""The live card, pushed: a card page holds a stream of Server-Sent Events that brings
+what changed each time the card's version moves: the patch its poll would get
+(views.stream_patch, rendered once for every viewer who shares it), or, to a viewer whose
+patch is their own (the turn's forms), the version alone, and the page asks its poll.
 
 Each process watches the versions of every card it streams with one query a few times a
 second (Versions), on a thread of its own: no database connection and no thread per
@@ -8,8 +9,10 @@ phone, and a write in any process, on any app server, is seen by every stream.
 """
 
 import asyncio
+import json
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -121,17 +124,24 @@ def may_open(user_id: int) -> bool:
     return _streams[user_id] < MAX_PER_USER
 
 
-def event(name: str, version: int | str = "") -> str:
-    """One Server-Sent Event; its id is the version, which a reconnecting browser sends
-    back as Last-Event-ID."""
+def event(name: str, version: int | str = "", data: str | None = None) -> str:
+    """One Server-Sent Event (data on one line); its id is the version, which a
+    reconnecting browser sends back as Last-Event-ID."""
     head = f"id: {version}\n" if version != "" else ""
-    return f"{head}event: {name}\ndata: {version}\n\n"
+    return f"{head}event: {name}\ndata: {version if data is None else data}\n\n"
 
 
-async def stream(pk: int, user_id: int, shown: int, state: State):
-    """The card's events for a page that shows version `shown`: «version» whenever the
-    card moves (at once if it already has), «end» once it is over, «idle» when nothing
-    moved for IDLE_LIMIT, and a comment line every HEARTBEAT seconds between them."""
+# What a stream asks when the card has moved from the version its page shows to another:
+# the patch between them and the version it brings (perhaps later still), or None.
+Patch = Callable[[int, int], Awaitable[tuple[int, str] | None]]
+
+
+async def stream(pk: int, user_id: int, shown: int, state: State, patch: Patch):
+    """The card's events for a page that shows version `shown`, whenever the card moves
+    (at once if it already has): «patch», whose data is {"base": the version it applies
+    to, "html": the patch}, or «version» when the page must ask (patch gave None). Then
+    «end» once the card is over, «idle» when nothing moved for IDLE_LIMIT, and a comment
+    line every HEARTBEAT seconds between them."""
     hub = versions()
     hub.watch(pk, state)
     _streams[user_id] += 1
@@ -139,10 +149,16 @@ async def stream(pk: int, user_id: int, shown: int, state: State):
         yield f"retry: {RETRY_MS}\n\n"
         idle_until = time.monotonic() + IDLE_LIMIT
         while True:
-            if state.version != shown and state != GONE:
-                shown = state.version
+            if state.version > shown:
                 idle_until = time.monotonic() + IDLE_LIMIT
-                yield event("version", shown)
+                found = None if state.over else await patch(shown, state.version)
+                if found is None:
+                    shown = state.version
+                    yield event("version", shown)
+                else:
+                    base, (shown, html) = shown, found
+                    data = json.dumps({"base": base, "html": html}, ensure_ascii=False)
+                    yield event("patch", shown, data)
             if state.over:
                 yield event("end")
                 return

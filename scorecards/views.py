@@ -3,6 +3,7 @@ import functools
 import uuid
 from urllib.parse import urlencode
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -13,8 +14,9 @@ from django.core.paginator import Paginator
 from django.db.models import BooleanField, ExpressionWrapper
 from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import cache_control
@@ -504,7 +506,7 @@ def scorecard_live(request, pk):
     """Live card poll, with the version the page shows: 204 while the card is still at
     it, else what changed since."""
     cards = Scorecard.objects.for_user(request.user).filter(pk=pk)
-    card = cards.values("version", "created_at", "organizer_id", "mode", "finalized_at").first()
+    card = cards.values(*CARD_FIELDS).first()
     if card is None:
         raise Http404
     since = services.parse_version(request.GET.get("version"))
@@ -512,38 +514,81 @@ def scorecard_live(request, pk):
         return HttpResponse(status=204)
     # Most of a table's phones get the same patch: rendered once, then from the cache.
     # X-Dados-Shared says which (as a proxy's X-Cache-Status does): the bench's hit rate.
-    shared = _shared_patch_key(request.user, pk, card, since)
-    if shared and (content := cache.get(shared)) is not None:
+    if (content := _cached_patch(request.user, card, since)) is not None:
         response = _patch_answer(HttpResponse(content), since)
         response["X-Dados-Shared"] = "hit"
         return response
     scorecard = _card(request, pk)
-    if since is not None and (cells := _changed_cells(scorecard, since)) is not None:
-        response = _patch(request, scorecard, since, cells)
-        turn = scorecard.turn
-        cache.set(_turn_key(pk, card), turn.seat.player_id if turn else 0, SHARED_FOR)
-        if shared or (shared := _shared_patch_key(request.user, pk, card, since)):
-            cache.set(shared, response.content, SHARED_FOR)
-            response["X-Dados-Shared"] = "miss"
-        else:
-            response["X-Dados-Shared"] = "own"  # the viewer's own: the turn's forms
+    if since is None or (cells := _changed_cells(scorecard, since)) is None:
+        return _sheet(request, scorecard)
+    if (content := _share(scorecard, request.user, since, cells)) is not None:
+        response = _patch_answer(HttpResponse(content), since)
+        response["X-Dados-Shared"] = "miss"
         return response
-    return _sheet(request, scorecard)
+    response = _patch(request, scorecard, since, cells)
+    response["X-Dados-Shared"] = "own"  # the viewer's own: the turn's forms
+    return response
 
 
-def _turn_key(pk, card) -> str:
-    # The card's creation names it along with its id: a database made anew (a test's, a
-    # club's fresh start) has its own card 1, whose versions must not meet this one's.
-    return f"dados:card:{pk}:{card['created_at'].timestamp()}:{card['version']}:turn"
+def stream_patch(user, card, since, language) -> tuple[int, str] | None:
+    """For the card's stream (scorecards.live), whose page shows version `since`: the
+    patch that brings it to the card's version, and that version, when this user shares
+    it with others (rendered once for all, or from the cache); None when the page must
+    ask scorecard_live (the turn's forms, the whole sheet, a card gone)."""
+    with translation.override(language):
+        if (content := _cached_patch(user, card, since)) is not None:
+            return card["version"], content.decode()
+        scorecard = Scorecard.objects.with_seats().filter(pk=card["id"]).first()
+        if scorecard is None or (cells := _changed_cells(scorecard, since)) is None:
+            return None
+        if (content := _share(scorecard, user, since, cells)) is None:
+            return None
+        return scorecard.version, content.decode()
 
 
-def _shared_patch_key(user, pk, card, since) -> str | None:
+# What a live card's answers are keyed on: the card's version, and what says who may do
+# what on it. The card's creation names it along with its id: a database made anew (a
+# test's, a club's fresh start) has its own card 1, whose versions must not meet this one's.
+CARD_FIELDS = ("id", "version", "created_at", "organizer_id", "mode", "finalized_at")
+
+
+def _fields(scorecard) -> dict:
+    return {name: getattr(scorecard, name) for name in CARD_FIELDS}
+
+
+def _turn_key(card) -> str:
+    return f"dados:card:{card['id']}:{card['created_at'].timestamp()}:{card['version']}:turn"
+
+
+def _cached_patch(user, card, since) -> bytes | None:
+    """The patch from `since` this user shares with others, if it has been rendered."""
+    key = _shared_patch_key(user, card, since)
+    return cache.get(key) if key else None
+
+
+def _share(scorecard, user, since, cells) -> bytes | None:
+    """The patch from `since` rendered for every viewer who may do what this user may,
+    kept for the others; None when this user's is their own. It is rendered without the
+    request: nothing in it belongs to one viewer (the turn's forms, which hold a CSRF
+    token, are never shared)."""
+    card = _fields(scorecard)
+    turn = scorecard.turn
+    cache.set(_turn_key(card), turn.seat.player_id if turn else 0, SHARED_FOR)
+    if (key := _shared_patch_key(user, card, since)) is None:
+        return None
+    context = _parts(scorecard, user) | {"cells": cells, "oob": True, "user": user}
+    content = render_to_string("scorecards/card.html#patch", context).encode()
+    cache.set(key, content, SHARED_FOR)
+    return content
+
+
+def _shared_patch_key(user, card, since) -> str | None:
     """The cache key of the patch from `since` that this user shares with every viewer
     who may do the same on the card; None when theirs is their own (the turn's forms,
     with their CSRF tokens) or not yet known (whose turn it is, before the first render)."""
     if since is None or card["finalized_at"] is not None:
         return None
-    turn_player = cache.get(_turn_key(pk, card))
+    turn_player = cache.get(_turn_key(card))
     if turn_player is None:
         return None
     access = Access.of(
@@ -560,27 +605,29 @@ def _shared_patch_key(user, pk, card, since) -> str | None:
         "-turn" if user.pk == turn_player else ""  # «te toca a ti»
     )
     stamp = card["created_at"].timestamp()
-    return f"dados:patch:{pk}:{stamp}:{since}:{card['version']}:{get_language()}:{viewer}"
+    return f"dados:patch:{card['id']}:{stamp}:{since}:{card['version']}:{get_language()}:{viewer}"
 
 
 @require_GET
 @login_required
 async def scorecard_events(request, pk):
-    """The card's stream (scorecards.live): an event each time its version moves past
-    the one the page shows, which the page sends as `version`, and a reconnecting
-    browser as Last-Event-ID. The page then asks scorecard_live for what changed."""
+    """The card's stream (scorecards.live): each time its version moves past the one the
+    page shows (which the page sends as `version`, and a reconnecting browser as
+    Last-Event-ID), the patch that brings the page there, the one this viewer shares with
+    others (stream_patch); or, when theirs is their own, the version alone, and the page
+    asks scorecard_live."""
     user = await request.auser()
     cards = Scorecard.objects.for_user(user).filter(pk=pk)
-    card = await cards.values_list("version", "finalized_at").afirst()
+    card = await cards.values(*CARD_FIELDS).afirst()
     if card is None:
         raise Http404
-    version, finalized_at = card
     raw = request.headers.get("Last-Event-ID") or request.GET.get("version")
     shown = services.parse_version(raw)
-    if shown is None or shown > version:
+    if shown is None or shown > card["version"]:
         # Nothing to follow from there: the page's poll gets it the whole sheet.
         return HttpResponse(_("Esa versión de la tarjeta no existe."), status=400)
-    if finalized_at is not None and shown == version:
+    over = card["finalized_at"] is not None
+    if over and shown == card["version"]:
         return HttpResponse(status=204)  # nothing more will happen: do not reconnect
     if not isinstance(request, ASGIRequest):
         # A WSGI server would hold a thread for the whole stream and send nothing (a
@@ -588,9 +635,18 @@ async def scorecard_events(request, pk):
         return HttpResponse(status=204)
     if not live.may_open(user.pk):
         return HttpResponse(_("Demasiadas tarjetas abiertas a la vez."), status=429)
-    state = live.State(version, over=finalized_at is not None)
+    language = get_language()
+    # One thread a process renders and reads the cache for all its streams (asgiref's
+    # thread-sensitive mode): a table's phones ask one after another, and all but the
+    # first of each kind of viewer find the patch in the cache.
+    shared = sync_to_async(stream_patch)
+
+    async def patch(since, version):
+        return await shared(user, card | {"version": version}, since, language)
+
+    state = live.State(card["version"], over=over)
     response = StreamingHttpResponse(
-        live.stream(pk, user.pk, shown, state), content_type="text/event-stream"
+        live.stream(pk, user.pk, shown, state, patch), content_type="text/event-stream"
     )
     response["Cache-Control"] = "no-cache"
     # Every event as it is written: not held by nginx, nor gzipped (GZipMiddleware

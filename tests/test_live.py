@@ -8,6 +8,7 @@ from urllib.parse import quote
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import translation
 
 from scorecards import live as stream_hub
 from scorecards import services, views
@@ -400,6 +401,58 @@ def test_the_phones_that_only_watch_share_one_render_of_a_patch(
     assert len(others) == n - 3
 
 
+@pytest.mark.parametrize("language", ["es", "en"])
+def test_a_shared_patch_is_what_each_viewers_own_request_would_render(rf, card, ana, ben, language):
+    write(card, ana, "ones", "3")  # Ben's turn: Ana watches, Ben is told, Olga organizes
+    scorecard = Scorecard.objects.with_seats().get(pk=card.pk)
+    cells = views._changed_cells(scorecard, 0)
+    with translation.override(language):
+        for user in (ana, ben, card.organizer):
+            request = rf.get("/", headers=HTMX)
+            request.user = user
+            own = views._patch(request, scorecard, 0, cells).content
+            assert views._share(scorecard, user, 0, cells) == own
+
+
+@pytest.mark.parametrize("n", [2, 8])
+def test_a_streams_patch_is_rendered_once_for_the_phones_that_share_it(
+    organizer, django_assert_num_queries, n
+):
+    card = make_scorecard(organizer, n=n)
+    players = [seat.player for seat in card.seats.select_related("player")]
+    write(card, players[0], "ones", "3")  # the second's turn: the others only watch
+    fields = Scorecard.objects.filter(pk=card.pk).values(*views.CARD_FIELDS)[0]
+    watchers = [players[0], *players[2:]]
+    # The card, its seats with their players, the changes since, the latest in words.
+    with django_assert_num_queries(4):
+        first = views.stream_patch(watchers[0], fields, 0, "es")
+    assert first[0] == 1
+    for player in watchers[1:]:
+        with django_assert_num_queries(0):
+            assert views.stream_patch(player, fields, 0, "es") == first
+    # The organizer's (the cells' links, undo): rendered once too, then shared by her tabs.
+    with django_assert_num_queries(4):
+        hand = views.stream_patch(organizer, fields, 0, "es")
+    assert "casilla/" in hand[1]
+    assert "casilla/" not in first[1]
+
+
+def test_a_stream_is_told_to_ask_when_a_patch_cannot_be_shared(organizer, ana, ben, scripted):
+    card = services.scorecard_create(organizer=organizer, players=[ana, ben], mode="digital")
+    scripted += [1, 2, 3, 4, 5]
+    services.turn_roll(scorecard_id=card.pk, author=ana, version="0", shown="", keep=[])
+    fields = Scorecard.objects.filter(pk=card.pk).values(*views.CARD_FIELDS)[0]
+    # The turn's forms: Ana's, and the organizer's, who may play any seat.
+    assert views.stream_patch(ana, fields, 0, "es") is None
+    assert views.stream_patch(organizer, fields, 0, "es") is None
+    version, html = views.stream_patch(ben, fields, 0, "es")
+    assert version == 1
+    assert html.count('class="die"') == 5
+    # A card gone (discarded): nothing to share; the poll says it is gone.
+    services.scorecard_discard(scorecard_id=card.pk, author=organizer)
+    assert views.stream_patch(ben, fields | {"version": 2}, 1, "es") is None
+
+
 def test_who_sees_more_than_a_watcher_gets_a_patch_of_their_own(client, card, ana, ben):
     write(card, ana, "ones", "3")  # Ben's turn
     watcher = Client()
@@ -430,17 +483,15 @@ def test_a_digital_turns_forms_are_never_shared(client, organizer, ana, ben, scr
         answer = live(client, card, 0)
         assert 'name="csrfmiddlewaretoken"' in answer.text
         assert answer["X-Dados-Shared"] == "own"
-    assert views._shared_patch_key(ana, card.pk, _fields(card), 0) is None
+    assert views._shared_patch_key(ana, _fields(card), 0) is None
     client.force_login(ben)
     watched = live(client, card, 0).text
     assert 'name="csrfmiddlewaretoken"' not in watched
-    assert views._shared_patch_key(ben, card.pk, _fields(card), 0) is not None
+    assert views._shared_patch_key(ben, _fields(card), 0) is not None
 
 
 def _fields(card):
-    return Scorecard.objects.filter(pk=card.pk).values(
-        "version", "created_at", "organizer_id", "mode", "finalized_at"
-    )[0]
+    return Scorecard.objects.filter(pk=card.pk).values(*views.CARD_FIELDS)[0]
 
 
 # The stream's per-change work (scorecards.live): one query a tick for every card a

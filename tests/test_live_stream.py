@@ -9,7 +9,7 @@ from urllib.parse import quote
 import pytest
 from django.db import connection
 
-from scorecards import live
+from scorecards import live, views
 from tests.liveserver import (
     HOST,
     AppServer,
@@ -57,6 +57,40 @@ from scorecards.services import box_write
 card = Scorecard.objects.get(pk=int(sys.argv[1]))
 box_write(scorecard_id=card.pk, seat_id=card.seats.order_by("order")[0].pk, box=sys.argv[2],
           value=sys.argv[3], was="", author=card.organizer)
+"""
+
+MANY = """
+import sys
+from scorecards.models import Scorecard
+from scorecards.services import box_write
+from scorecards.rules import Category
+card = Scorecard.objects.get(pk=int(sys.argv[1]))
+seats = list(card.seats.order_by("order"))
+cells = [(seat, box) for box in Category for seat in seats][: int(sys.argv[2])]
+for seat, box in cells:
+    box_write(scorecard_id=card.pk, seat_id=seat.pk, box=box.value, value="0", was="",
+              author=card.organizer)
+"""
+
+DIGITAL = """
+import json
+from accounts.models import User
+from scorecards.services import scorecard_create
+
+players = [User.objects.get(username=name) for name in ("ana", "ben")]
+card = scorecard_create(
+    organizer=User.objects.get(username="olga"), players=players, mode="digital"
+)
+print(json.dumps({"card": card.pk}))
+"""
+
+ROLL = """
+import sys
+from scorecards.models import Scorecard
+from scorecards.services import turn_roll
+card = Scorecard.objects.get(pk=int(sys.argv[1]))
+turn_roll(scorecard_id=card.pk, author=card.seats.order_by("order")[0].player, version="0",
+          shown="", keep=[])
 """
 
 
@@ -121,16 +155,32 @@ def test_a_write_reaches_every_open_stream_of_the_card_at_once(app, table):
         assert stream.headers["X-Accel-Buffering"] == "no"
         assert "gzip" not in stream.headers.get("Content-Encoding", "")
     try:
-        write_box(olga, table, "sixes", "24", 0)
+        write_box(olga, table, "sixes", "24", 0)  # Ana's: the turn passes to Ben
         answered = time.monotonic()
-        for stream in streams:
-            heard = stream.next_named("version")
-            # The version alone: what changed, and who may change it, the poll says.
-            assert (heard.id, heard.data) == ("1", "1")
-            assert heard.at - answered < 0.5 + live.EVERY
+        heard = [stream.next_named("patch") for stream in streams]
+        for event in heard:
+            assert event.id == "1"
+            assert event.at - answered < 0.5 + live.EVERY
+        watcher, turn, organizer = (json.loads(event.data) for event in heard)
+        # Each the patch its poll would get, from the version the page showed.
+        assert {watcher["base"], turn["base"], organizer["base"]} == {0}
+        for patch in (watcher, turn, organizer):
+            assert 'id="sheet-version" name="version" form="undo-form" value="1"' in patch["html"]
+            assert ">24<" in patch["html"]
+        assert "le toca a <bdi>Ben</bdi>" in watcher["html"]
+        assert "te toca a ti" in turn["html"]
+        # A player watches: none of the organizer's controls.
+        assert "casilla/" not in watcher["html"] + turn["html"]
+        assert "undo-button" not in watcher["html"] + turn["html"]
+        assert "casilla/" in organizer["html"]
+        assert 'id="undo-button"' in organizer["html"]
     finally:
         for stream in streams:
             stream.close()
+    # The same bytes as the poll's answer (the poll finds it in the cache).
+    polled = ana.get(f"/tarjetas/{table['card']}/vivo/?version=0", htmx=True)
+    assert polled.headers["x-dados-shared"] == "hit"  # uvicorn sends names lowercased
+    assert polled.body == watcher["html"]
 
 
 def test_a_page_behind_hears_at_once_and_a_reconnect_says_what_it_heard(app, table):
@@ -138,12 +188,49 @@ def test_a_page_behind_hears_at_once_and_a_reconnect_says_what_it_heard(app, tab
     write_box(olga, table, "ones", "3", 0)
     write_box(olga, table, "twos", "6", 1)
     stream = ana.stream(events_url(table, 0))
-    assert stream.next_named("version").id == "2"
+    heard = stream.next_named("patch")
+    assert (heard.id, json.loads(heard.data)["base"]) == ("2", 0)
     stream.close()
     # EventSource reconnects to the same address, with the last id it heard.
     stream = ana.stream(events_url(table, 0), last_event_id=1)
-    assert stream.next_named("version").id == "2"
+    heard = stream.next_named("patch")
+    assert (heard.id, json.loads(heard.data)["base"]) == ("2", 1)
+    assert ">3<" not in json.loads(heard.data)["html"]  # only what changed after 1
     stream.close()
+
+
+def test_a_page_too_far_behind_is_told_to_ask_for_the_whole_sheet(app, table, db_url):
+    django_script(db_url, MANY, str(table["card"]), str(views.PATCH_LIMIT + 1))
+    ana = browser(app, "ana")
+    stream = ana.stream(events_url(table, 0))
+    heard = stream.next_named("patch", "version")
+    assert (heard.name, heard.id) == ("version", str(views.PATCH_LIMIT + 1))
+    stream.close()
+    # From one change behind, the patch.
+    stream = ana.stream(events_url(table, views.PATCH_LIMIT))
+    assert stream.next_named("patch", "version").name == "patch"
+    stream.close()
+
+
+def test_a_digital_turns_own_forms_come_by_the_poll_and_the_others_get_the_dice(app, table, db_url):
+    card = json.loads(django_script(db_url, DIGITAL, "").strip().splitlines()[-1])
+    url = f"/tarjetas/{card['card']}/eventos/?version=0"
+    olga, ana, ben = browser(app, "olga"), browser(app, "ana"), browser(app, "ben")
+    streams = [phone.stream(url) for phone in (ana, olga, ben)]
+    try:
+        django_script(db_url, ROLL, str(card["card"]))
+        turn, organizer, watcher = (stream.next_named("patch", "version") for stream in streams)
+        # Ana plays her turn, and the organizer may play any: their forms hold their own
+        # CSRF token, so they ask their poll; Ben sees the dice in the event itself.
+        assert (turn.name, turn.id) == ("version", "1")
+        assert (organizer.name, organizer.id) == ("version", "1")
+        assert (watcher.name, watcher.id) == ("patch", "1")
+        html = json.loads(watcher.data)["html"]
+        assert html.count('class="die"') == 5
+        assert "csrfmiddlewaretoken" not in html
+    finally:
+        for stream in streams:
+            stream.close()
 
 
 @pytest.mark.parametrize("version", ["abc", "-1", "1.0", "", "9999999999", "3", "ñ"])
@@ -228,7 +315,7 @@ def test_after_a_restart_the_stream_reconnects_and_catches_up(app, table, db_url
     django_script(db_url, WRITE, str(table["card"]), "fives", "15")
     app.start()
     again = ana.stream(events_url(table, 0), last_event_id=0)
-    assert again.next_named("version").id == "1"
+    assert again.next_named("patch").id == "1"
     again.close()
 
 
@@ -269,7 +356,7 @@ def test_a_write_on_one_app_server_reaches_a_stream_on_another(app, table, db_ur
         stream = browser(other, "ana").stream(events_url(table, 0))
         write_box(olga, table, "threes", "9", 0)
         answered = time.monotonic()
-        heard = stream.next_named("version")
+        heard = stream.next_named("patch")
         assert heard.id == "1"
         assert heard.at - answered < 0.5 + live.EVERY
         stream.close()

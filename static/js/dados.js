@@ -12,9 +12,10 @@
   function isPoll(elt) { return !!(elt && elt.classList && elt.classList.contains("poll")); }
 
   // The live card, pushed (scorecards/live.py): htmx's SSE extension opens the card's
-  // stream (sse-connect, around the sheet). While it is open, the poll asks only when the
-  // stream says the card moved; where it cannot open or keeps dropping (three times in a
-  // minute), it is closed for good and the poll asks every few seconds, as before.
+  // stream (sse-connect, around the sheet). While it is open, the stream brings each
+  // change's patch, and the poll asks only when the stream says the card moved without
+  // one; where it cannot open or keeps dropping (three times in a minute), it is closed
+  // for good and the poll asks every few seconds, as before.
   var stream = null;  // {holder, source}: the element with sse-connect, its EventSource
   var streaming = false;
   var drops = [];
@@ -29,6 +30,26 @@
     if (version && version === shownVersion()) return;
     var poll = document.getElementById("sheet-poll");
     if (poll) htmx.trigger(poll, "card-moved");
+  }
+
+  // A patch from the stream, as a poll's answer would bring it: swapped in out of band
+  // if the page shows the version it was made from or a later one (its own write's
+  // answer, say), dropped if the page is there already; asked for again after a write
+  // on its way, which must land first, or if the page is behind it.
+  function applyPatch(message) {
+    var patch = JSON.parse(message.data);
+    var version = Number(message.lastEventId);
+    var shown = Number(shownVersion());
+    if (shown >= version) return;
+    if (writing > 0) {
+      missed = true;
+    } else if (shown < patch.base) {
+      askWhatMoved();
+    } else {
+      var sheet = document.getElementById("sheet");
+      // Its swap and settle events say #sheet, as a poll's answer's do.
+      htmx.swap(sheet, patch.html, {swapStyle: "none"}, {eventInfo: {target: sheet}});
+    }
   }
 
   function closeStream() {
@@ -46,6 +67,7 @@
     streaming = true;
     if (source.dadosFollows) return;  // the browser reconnected it: its listeners stay
     source.dadosFollows = true;
+    source.addEventListener("patch", applyPatch);
     source.addEventListener("version", function (message) { askWhatMoved(message.data); });
     // Finalized or discarded: one last look says which, and nothing more will come.
     source.addEventListener("end", function () { closeStream(); askWhatMoved(); });
