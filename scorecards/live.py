@@ -12,7 +12,7 @@ import asyncio
 import json
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -83,11 +83,15 @@ class Versions:
                 return None
         return state
 
+    async def run(self, fn, *args):
+        """fn(*args) on the process's one thread for the database, and so on its one
+        connection: the versions' reads, and the patches' renders for every stream."""
+        return await asyncio.get_running_loop().run_in_executor(self._reader, fn, *args)
+
     async def _follow(self) -> None:
-        loop = asyncio.get_running_loop()
         while self._watchers:
             pks = list(self._watchers)
-            read = await loop.run_in_executor(self._reader, _read, pks)
+            read = await self.run(_read, pks)
             for pk in pks:
                 state = read.get(pk, GONE)
                 if pk in self._watchers and self.states.get(pk) != state:
@@ -132,8 +136,9 @@ def event(name: str, version: int | str = "", data: str | None = None) -> str:
 
 
 # What a stream asks when the card has moved from the version its page shows to another:
-# the patch between them and the version it brings (perhaps later still), or None.
-Patch = Callable[[int, int], Awaitable[tuple[int, str] | None]]
+# the patch between them and the version it brings (perhaps later still), or None. It
+# runs on the process's database thread (Versions.run), one stream's after another's.
+Patch = Callable[[int, int], tuple[int, str] | None]
 
 
 async def stream(pk: int, user_id: int, shown: int, state: State, patch: Patch):
@@ -151,7 +156,7 @@ async def stream(pk: int, user_id: int, shown: int, state: State, patch: Patch):
         while True:
             if state.version > shown:
                 idle_until = time.monotonic() + IDLE_LIMIT
-                found = None if state.over else await patch(shown, state.version)
+                found = None if state.over else await hub.run(patch, shown, state.version)
                 if found is None:
                     shown = state.version
                     yield event("version", shown)

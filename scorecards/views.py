@@ -11,6 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.core.handlers.asgi import ASGIRequest
 from django.core.paginator import Paginator
+from django.db import connections
 from django.db.models import BooleanField, ExpressionWrapper
 from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -636,14 +637,17 @@ async def scorecard_events(request, pk):
     if not live.may_open(user.pk):
         return HttpResponse(_("Demasiadas tarjetas abiertas a la vez."), status=429)
     language = get_language()
-    # One thread a process renders and reads the cache for all its streams (asgiref's
-    # thread-sensitive mode): a table's phones ask one after another, and all but the
-    # first of each kind of viewer find the patch in the cache.
-    shared = sync_to_async(stream_patch)
 
-    async def patch(since, version):
-        return await shared(user, card | {"version": version}, since, language)
+    def patch(since, version):
+        # On the process's one thread for the streams (live.Versions.run): a table's
+        # phones ask one after another, and all but the first of each kind of viewer
+        # find the patch in the cache.
+        return stream_patch(user, card | {"version": version}, since, language)
 
+    # The stream holds no connection of its own (Django gives each ASGI request a thread,
+    # whose connection would stay open as long as the stream): the process's one
+    # thread for the streams reads for all of them.
+    await sync_to_async(connections.close_all)()
     state = live.State(card["version"], over=over)
     response = StreamingHttpResponse(
         live.stream(pk, user.pk, shown, state, patch), content_type="text/event-stream"
