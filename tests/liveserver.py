@@ -185,6 +185,7 @@ class AppServer:
     process: subprocess.Popen | None = None
     starts: int = 0
     asgi: bool = False
+    env: dict = field(default_factory=dict)  # more of its settings, as environment
 
     def command(self) -> list:
         if self.asgi:
@@ -241,7 +242,7 @@ class AppServer:
             self.process = subprocess.Popen(
                 self.command(),
                 cwd=ROOT,
-                env=server_env(self.db),
+                env=server_env(self.db) | self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

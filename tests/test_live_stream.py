@@ -347,6 +347,31 @@ def test_one_user_cannot_hold_an_unbounded_number_of_streams(app, table):
     assert status == 200
 
 
+@pytest.mark.skipif(not POSTGRES, reason="PostgreSQL's pool of connections: its pass")
+def test_open_streams_hold_no_database_connection(table, db_url, tmp_path):
+    # A pool of two connections: were each stream to keep its request's, the third could
+    # not open (it would wait for the pool, and the page's request after it too).
+    small = AppServer(
+        db=db_url, log=tmp_path / "small.log", workers=1, asgi=True,
+        env={"DATABASE_POOL_SIZE": "2"},
+    )  # fmt: skip
+    small.start()
+    held = []
+    try:
+        ana, ben = browser(small, "ana"), browser(small, "ben")
+        for phone in (ana, ben, ana, ben, ana, ben):
+            held.append(phone.stream(events_url(table, 0), timeout=5))
+        assert [stream.status for stream in held] == [200] * 6
+        assert ana.get(f"/tarjetas/{table['card']}/").status == 200
+        write_box(browser(small, "olga"), table, "ones", "3", 0)
+        for stream in held:
+            assert stream.next_named("patch").id == "1"
+    finally:
+        for stream in held:
+            stream.close()
+        small.stop()
+
+
 @pytest.mark.skipif(not POSTGRES, reason="two app servers share PostgreSQL: its pass")
 def test_a_write_on_one_app_server_reaches_a_stream_on_another(app, table, db_url, tmp_path):
     other = AppServer(db=db_url, log=tmp_path / "other.log", workers=1, asgi=True)
