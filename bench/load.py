@@ -313,7 +313,9 @@ class Phone(FastHttpUser):
                         elif name == "version":
                             last_id = data
                             self.heard.append((time.monotonic(), self.card, int(data)))
-                            self.poll("stream fetch")
+                            shown = self.version()
+                            if shown is None or shown < int(data):  # as the page: if behind
+                                self.poll("stream fetch")
                         elif name == "end":
                             self.poll("stream fetch")
                             return
@@ -461,6 +463,7 @@ class DigitalPhone(Phone):
         if (action := move(self.turn)) is None:
             return
         kind, fields = action
+        played = self.turn.version  # a fetch of the stream's may move self.turn meanwhile
         url = f"{self.page}{'tirar' if kind == 'roll' else 'anotar'}/"
         headers = {**HX, **FORM, "X-CSRFToken": self.csrf, "Referer": CONFIG["base"] + self.page}
         ended = None
@@ -474,7 +477,7 @@ class DigitalPhone(Phone):
                     r.failure("409 without the card's sheet")
             elif r.status_code == 200 and (ended := r.headers.get("HX-Redirect")):
                 r.request_meta["name"] = f"{kind}, last box (game over)"
-            elif r.status_code != 200 or r.headers.get("X-Dados-Base") != self.turn.version:
+            elif r.status_code != 200 or r.headers.get("X-Dados-Base") != played:
                 r.failure(f"{r.status_code}, not a patch on the version played")
                 gevent.spawn(self.load_page)
             elif not self.absorb(r.text):

@@ -27,7 +27,7 @@
   }
 
   function askWhatMoved(version) {
-    if (version && version === shownVersion()) return;
+    if (version && Number(version) <= Number(shownVersion())) return;  // there already
     var poll = document.getElementById("sheet-poll");
     if (poll) htmx.trigger(poll, "card-moved");
   }
