@@ -558,6 +558,8 @@ def machine_sample(server: int, database: int | None) -> dict:
         "cpu_total": sum(cpu) / os.sysconf("SC_CLK_TCK"),
         "cpu_idle": (cpu[3] + cpu[4]) / os.sysconf("SC_CLK_TCK"),
         "server": sum(tree_cpu(pid) for pid in CONFIG.get("server_pids", [server])),
+        # Of which the streams' own server's, when they are served apart.
+        "streamer": sum(tree_cpu(pid) for pid in CONFIG.get("server_pids", [server])[1:]),
         "database": tree_cpu(database) if database else 0.0,
         "generator": sum(os.times()[:2]),
         # The busiest disk's time with requests in flight (every write waits for its sync).
@@ -768,6 +770,7 @@ def main(path: str) -> int:
             "busy": busy,
             "cores": ncpu,
             "server": delta["server"],
+            "streamer": delta["streamer"],
             "database": delta["database"],
             "disk": delta["disk"],
             # Cores that neither the server, its database nor the generator used.

@@ -43,8 +43,7 @@ BUDGET_MS, BUDGET_TABLES, DELIVERY_MS = 100, 100, 500
 # served by uvicorn (as make run and docs/operations.md serve it); the poll as before it.
 TRANSPORTS = {"stream": "uvicorn", "poll": "gunicorn", "split": "gunicorn"}
 # "split": the stream's phones, with the pages under gunicorn (STREAMS_APART) and only the
-# streams under uvicorn (STREAM_WORKERS), as nginx would route /tarjetas/N/eventos/.
-STREAM_WORKERS = 2
+# streams under uvicorn (--stream-workers), as nginx would route /tarjetas/N/eventos/.
 FLOORS = {"write": "floor: one-row write in atomic()", "read": "floor: @login_required GET"}
 WRITES = ("box write", "roll", "score")  # their p50 is divided by the write floor's
 SETUP = {"create card", "floor setup"}  # warm-up only
@@ -202,7 +201,7 @@ def one_run(args, database, tables: int, transport: str) -> dict:
     streamer = None
     if transport == "split":
         server = Server(args, {**env, "STREAMS_APART": "true"}, "gunicorn")
-        streamer = Server(args, env, "uvicorn", workers=STREAM_WORKERS)
+        streamer = Server(args, env, "uvicorn", workers=args.stream_workers)
     else:
         server = Server(args, env, server_of(args, transport))
     try:
@@ -275,6 +274,7 @@ def combine(runs: list[dict]) -> dict:
         "generator": {k: median("generator", k) for k in ("cpu", "late_p99_ms", "schedule")},
         "machine": {
             **{k: median("machine", k) for k in ("busy", "server", "database", "others", "disk")},
+            "streamer": median("machine", "streamer") if "streamer" in runs[0]["machine"] else 0,
             "loadavg": max(float(r["machine"]["loadavg"][0]) for r in runs),
             "cores": runs[0]["machine"]["cores"],
         },
@@ -356,11 +356,19 @@ def digital_tables(tables: int, args) -> int:
 def workers(args, transport="poll") -> str:
     if transport == "split":
         return (f"gunicorn sync, {args.workers} workers, for the pages; uvicorn, "
-                f"{STREAM_WORKERS} workers, for the streams")  # fmt: skip
+                f"{args.stream_workers} workers, for the streams")  # fmt: skip
     if server_of(args, transport) == "uvicorn":
         return f"uvicorn, {args.workers} workers"
     threads = f" x {args.threads} threads" if args.worker_class == "gthread" else ""
     return f"gunicorn {args.worker_class}, {args.workers} workers{threads}"
+
+
+def streams_share(machine) -> str:
+    """The streams' own server's share of the server's cores, when served apart."""
+    if not machine.get("streamer"):
+        return ""
+    return f" (the pages {machine['server'] - machine['streamer']:.2f}, the streams' uvicorn " \
+           f"{machine['streamer']:.2f})"  # fmt: skip
 
 
 def table(name, tables, summary, args, transport="poll") -> str:
@@ -387,8 +395,9 @@ def table(name, tables, summary, args, transport="poll") -> str:
         f"- generator: {g['cpu']:.0%} of a core, ticks late by {g['late_p99_ms']:.1f} ms (p99), "
         f"{g['schedule']:.1%} of its slots kept; {summary['retried']} runs not counted",
         f"- machine ({m['cores']} cores): {m['busy']:.0%} busy; {server_of(args, transport)} "
-        f"{m['server']:.2f} cores, PostgreSQL {m['database']:.2f}, other processes "
-        f"{m['others']:.2f}; disk busy {m['disk']:.0%}; load average up to {m['loadavg']:.1f}",
+        f"{m['server']:.2f} cores{streams_share(m)}, PostgreSQL {m['database']:.2f}, other "
+        f"processes {m['others']:.2f}; disk busy {m['disk']:.0%}; load average up to "
+        f"{m['loadavg']:.1f}",
         *stream_lines(summary.get("streams", {})),
         *(f"- error: {e}" for e in summary["errors"]),
     ])  # fmt: skip
@@ -478,6 +487,7 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--worker-class", default="sync", choices=["sync", "gthread"])
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--stream-workers", type=int, default=2, help="split: uvicorn's")
     parser.add_argument("--threads", type=int, default=1, help="per gthread worker")
     parser.add_argument("--wait-quiet", type=float, default=300, help="at most, before a run")
     parser.add_argument("--phone-taps", type=int, default=20, help="0: no phone check")

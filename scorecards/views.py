@@ -539,12 +539,23 @@ def stream_patch(user, card, since, language) -> tuple[int, str] | None:
     with translation.override(language):
         if (content := _cached_patch(user, card, since)) is not None:
             return card["version"], content.decode()
-        scorecard = Scorecard.objects.with_seats().filter(pk=card["id"]).first()
-        if scorecard is None or (cells := _changed_cells(scorecard, since)) is None:
+        scorecard, cells = _change(card["id"], card["created_at"], since, card["version"])
+        if scorecard is None or cells is None:
             return None
         if (content := _share(scorecard, user, since, cells)) is None:
             return None
         return scorecard.version, content.decode()
+
+
+@functools.lru_cache(maxsize=64)
+def _change(pk, created_at, since, version) -> tuple[Scorecard | None, list[dict] | None]:
+    """The card as a stream process read it at `version` (or later), and the cells written
+    since `since`: read once for the kinds of viewer of one change, whose renders follow
+    one another on that process's thread (a version's cells never change)."""
+    scorecard = Scorecard.objects.with_seats().filter(pk=pk).first()
+    if scorecard is None:
+        return None, None
+    return scorecard, _changed_cells(scorecard, since)
 
 
 # What a live card's answers are keyed on: the card's version, and what says who may do
