@@ -193,6 +193,8 @@ def server_of(args, transport: str) -> str:
 def one_run(args, database, tables: int, transport: str) -> dict:
     url = database.fresh()
     env = server_env(url)
+    # The shared cache's table, which migrate makes (a SQLite copy's is a file beside it).
+    python("manage.py", "migrate", "--noinput", "-v0", env=env)
     config = json.loads(python("-m", "bench.seed", "--tables", str(tables), env=env, capture=True))
     waited = 0
     while busy() > QUIET and waited < args.wait_quiet:  # someone else's tests, say
@@ -326,7 +328,9 @@ def run_database(args, database) -> list[dict]:
             break
     if args.phone_taps:
         kind = server_of(args, args.transport[0])
-        server = Server(args, server_env(database.fresh()), kind)
+        env = server_env(database.fresh())
+        python("manage.py", "migrate", "--noinput", "-v0", env=env)  # the cache's table
+        server = Server(args, env, kind)
         try:
             out = python(str(BENCH / "phone.py"), server.base, str(args.phone_taps),
                          env=server.env, capture=True)  # fmt: skip

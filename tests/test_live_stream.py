@@ -11,11 +11,14 @@ from django.db import connection
 
 from scorecards import live, views
 from tests.liveserver import (
+    BIN,
     HOST,
     AppServer,
     Browser,
     database_copy,
     django_script,
+    run,
+    server_env,
     template_database,
 )
 
@@ -345,6 +348,30 @@ def test_one_user_cannot_hold_an_unbounded_number_of_streams(app, table):
             break
         time.sleep(0.5)
     assert status == 200
+
+
+def test_two_app_servers_share_one_render_of_a_patch_in_the_database_cache(table, db_url, tmp_path):
+    shared = {"CACHE": "database"}  # the default: the tests' is each process's memory
+    # Made by migrate, as on any deployment (scorecards.apps).
+    run([BIN / "python", "manage.py", "migrate", "--noinput"], server_env(db_url) | shared)
+    servers = [
+        AppServer(db=db_url, log=tmp_path / f"{n}.log", workers=1, asgi=True, env=shared)
+        for n in ("one", "two")
+    ]
+    for server in servers:
+        server.start()
+    try:
+        write_box(browser(servers[0], "olga"), table, "ones", "3", 0)
+        poll = f"/tarjetas/{table['card']}/vivo/?version=0"
+        first = browser(servers[0], "ana").get(poll, htmx=True)
+        second = browser(servers[1], "ana").get(poll, htmx=True)
+        assert first.status == 200, (first.status, first.body[:300])
+        assert first.headers["x-dados-shared"] == "miss"
+        assert second.headers["x-dados-shared"] == "hit"  # rendered by the other process
+        assert second.body == first.body
+    finally:
+        for server in servers:
+            server.stop()
 
 
 @pytest.mark.skipif(not POSTGRES, reason="PostgreSQL's pool of connections: its pass")
