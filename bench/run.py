@@ -480,7 +480,7 @@ def main(argv=None) -> int:
     parser.add_argument("--warmup", type=float, default=20, help="seconds before measuring")
     parser.add_argument(
         "--transport",
-        default="stream,poll",
+        default="split,poll",
         help="the live card's: stream, poll, split (the pages by gunicorn, the streams by "
         "uvicorn), or several (the first is judged)",
     )

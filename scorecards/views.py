@@ -1,5 +1,6 @@
 import csv
 import functools
+import threading
 import uuid
 from urllib.parse import urlencode
 
@@ -537,7 +538,7 @@ def stream_patch(user, card, since, language) -> tuple[int, str] | None:
     it with others (rendered once for all, or from the cache); None when the page must
     ask scorecard_live (the turn's forms, the whole sheet, a card gone)."""
     with translation.override(language):
-        if (content := _cached_patch(user, card, since)) is not None:
+        if (content := _cached_patch(user, card, since, get=_remembered)) is not None:
             return card["version"], content.decode()
         scorecard, cells = _change(card["id"], card["created_at"], since, card["version"])
         if scorecard is None or cells is None:
@@ -572,10 +573,29 @@ def _turn_key(card) -> str:
     return f"dados:card:{card['id']}:{card['created_at'].timestamp()}:{card['version']}:turn"
 
 
-def _cached_patch(user, card, since) -> bytes | None:
-    """The patch from `since` this user shares with others, if it has been rendered."""
-    key = _shared_patch_key(user, card, since)
-    return cache.get(key) if key else None
+def _cached_patch(user, card, since, get=None) -> bytes | None:
+    """The patch from `since` this user shares with others, if it has been rendered (in the
+    shared cache, or what `get` reads)."""
+    get = get or cache.get
+    key = _shared_patch_key(user, card, since, get)
+    return get(key) if key else None
+
+
+# A stream process's memory of what it found in the shared cache: a table's phones of one
+# kind ask for the same keys one after another (on the process's one thread for the
+# streams), and only the first of them asks the cache. What a key names never changes.
+_REMEMBERED: dict[str, object] = {}
+_REMEMBERING = threading.Lock()  # one thread a process; tests may run several loops
+REMEMBERED = 512
+
+
+def _remembered(key):
+    if (value := _REMEMBERED.get(key)) is None and (value := cache.get(key)) is not None:
+        with _REMEMBERING:
+            if len(_REMEMBERED) >= REMEMBERED:
+                del _REMEMBERED[next(iter(_REMEMBERED))]  # the oldest
+            _REMEMBERED[key] = value
+    return value
 
 
 def _share(scorecard, user, since, cells) -> bytes | None:
@@ -594,13 +614,13 @@ def _share(scorecard, user, since, cells) -> bytes | None:
     return content
 
 
-def _shared_patch_key(user, card, since) -> str | None:
+def _shared_patch_key(user, card, since, get=None) -> str | None:
     """The cache key of the patch from `since` that this user shares with every viewer
     who may do the same on the card; None when theirs is their own (the turn's forms,
     with their CSRF tokens) or not yet known (whose turn it is, before the first render)."""
     if since is None or card["finalized_at"] is not None:
         return None
-    turn_player = cache.get(_turn_key(card))
+    turn_player = (get or cache.get)(_turn_key(card))
     if turn_player is None:
         return None
     access = Access.of(

@@ -416,7 +416,7 @@ def test_a_shared_patch_is_what_each_viewers_own_request_would_render(rf, card, 
 
 @pytest.mark.parametrize("n", [2, 8])
 def test_a_streams_patch_is_rendered_once_for_the_phones_that_share_it(
-    organizer, django_assert_num_queries, n
+    organizer, django_assert_num_queries, monkeypatch, n
 ):
     card = make_scorecard(organizer, n=n)
     players = [seat.player for seat in card.seats.select_related("player")]
@@ -427,9 +427,15 @@ def test_a_streams_patch_is_rendered_once_for_the_phones_that_share_it(
     with django_assert_num_queries(4):
         first = views.stream_patch(watchers[0], fields, 0, "es")
     assert first[0] == 1
-    for player in watchers[1:]:
+    views.stream_patch(watchers[0], fields, 0, "es")  # from the shared cache, remembered
+    asked = []
+    monkeypatch.setattr(views.cache, "get", lambda key, *a, **kw: asked.append(key))
+    for player in watchers:
         with django_assert_num_queries(0):
             assert views.stream_patch(player, fields, 0, "es") == first
+    # The process remembers what it found: its other phones do not ask the cache again.
+    assert asked == []
+    monkeypatch.undo()
     # The organizer's (the cells' links, undo): rendered once too, then shared by her tabs,
     # from the same read of the card (the stream process renders one after another);
     # only the latest changes in words are asked again.
