@@ -222,13 +222,14 @@ def _setting(expression, **env):
 
 def test_the_cache_is_shared_by_the_machines_processes_unless_told_otherwise():
     backend = "s.CACHES['default']['BACKEND'].rsplit('.', 1)[1]"
-    assert _setting(backend) == "DatabaseCache"
+    assert _setting(backend, DATABASE_URL="sqlite:///db.sqlite3") == "DatabaseCache"
     # On SQLite, in a file of its own beside the database, where only its table goes.
     cache_db = "s.DATABASES['cache']['NAME']"
     assert _setting(cache_db, DATABASE_URL="sqlite:////srv/dados/club.sqlite3") == (
         "/srv/dados/club.cache.sqlite3"
     )
-    assert _setting("s.DATABASE_ROUTERS") == "['dados.routers.CacheRouter']"
+    routers = _setting("s.DATABASE_ROUTERS", DATABASE_URL="sqlite:///db.sqlite3")
+    assert routers == "['dados.routers.CacheRouter']"
     # On PostgreSQL, a table beside the app's, which every app server shares.
     postgres = "postgres://dados@db/dados"
     assert _setting("'cache' in s.DATABASES", DATABASE_URL=postgres) == "False"
