@@ -6,14 +6,18 @@
 
 For each database: 100 players and 10,000 finalized games (bench/seed.py; the SQLite file
 is cached in bench/.cache/, PostgreSQL is a throwaway server from scripts/with_postgres.py),
-a fresh copy for every run, the app under gunicorn with production settings on loopback,
-and bench/load.py's club night for N tables of 6 phones (a `--digital` share of them, half
-by default, play with the app's dice): a warm-up, then `--duration` s measured. A run whose
-generator fell behind is retried, not counted. Per request type, the median over `--runs`
-counted runs of p50, p95, p99 and req/s. The budget: for every N up to 50, every request
-type's p95 (a digital turn's «roll» and «score» as a box write) is at most 100 ms and no
-request fails; N goes up the list until one misses. Then bench/phone.py times what a player
-feels, on a throttled Chromium. See bench/RESULTS.md.
+a fresh copy for every run, the app with production settings on loopback, and
+bench/load.py's club night for N tables of 6 phones (a `--digital` share of them, half by
+default, play with the app's dice), for each `--transport` in turn: "split" (the pages under
+gunicorn, the streams under uvicorn), "stream" (uvicorn for everything), "poll" (gunicorn,
+every phone polling, as before the stream). A warm-up, then `--duration` s measured. A run
+whose generator fell behind is retried, not counted. Per request type, the median over
+`--runs` counted runs of p50, p95, p99 and req/s, and the delivery delays. The budget, for
+the first transport and every N up to 100: every request type's p95 (a digital turn's
+«roll» and «score» as a box write) at most 100 ms, no request failing, the stream phones'
+delivery p95 at most 500 ms and every phone ending at its card's last version; N goes up
+the list until one misses. Then bench/phone.py times what a player feels, on a throttled
+Chromium, for each transport. See bench/RESULTS.md.
 """
 
 import argparse
@@ -326,19 +330,25 @@ def run_database(args, database) -> list[dict]:
         judged = results[args.transport[0]]["tables"].get(tables)
         if judged is None or (misses(judged) and not args.keep_going):
             break
-    if args.phone_taps:
-        kind = server_of(args, args.transport[0])
-        env = server_env(database.fresh())
-        python("manage.py", "migrate", "--noinput", "-v0", env=env)  # the cache's table
-        server = Server(args, env, kind)
-        try:
-            out = python(str(BENCH / "phone.py"), server.base, str(args.phone_taps),
-                         env=server.env, capture=True)  # fmt: skip
-        finally:
-            server.stop()
-        results[args.transport[0]]["phone"] = json.loads(out.strip().splitlines()[-1])
-        say(phone_line(results[args.transport[0]]["phone"]))
+    for transport in args.transport if args.phone_taps else ():
+        results[transport]["phone"] = phone(args, database, transport)
+        say(f"{transport}: {phone_line(results[transport]['phone'])}")
     return list(results.values())
+
+
+def phone(args, database, transport: str) -> dict:
+    """bench/phone.py against an idle server: a phone's page under uvicorn holds the card's
+    stream, as under make run (the split layout's pages would need nginx to reach it)."""
+    env = server_env(database.fresh())
+    python("manage.py", "migrate", "--noinput", "-v0", env=env)  # the cache's table
+    kind = "gunicorn" if transport == "poll" else "uvicorn"
+    server = Server(args, env, args.server or kind)
+    try:
+        out = python(str(BENCH / "phone.py"), server.base, str(args.phone_taps),
+                     env=server.env, capture=True)  # fmt: skip
+    finally:
+        server.stop()
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def headline(result) -> str:

@@ -153,9 +153,11 @@ def seed(*, players=100, games=10_000) -> None:
 
 
 def tables(n: int, floors: int) -> dict:
-    """Six players for each of n tables (the first organizes), round the seeded players,
-    and a logged-in session for every seat (a phone at a table has logged in long before):
-    a log-in is not part of a club night's load, and it is slow on purpose."""
+    """Six players for each of n tables (the first organizes): the seeded players, then
+    newcomers with no games where the tables seat more people than the club has (a person
+    holds one phone, as the streams' limit per user expects); and a logged-in session for
+    every seat (a phone at a table has logged in long before): a log-in is not part of a
+    club night's load, and it is slow on purpose."""
     from importlib import import_module
 
     from django.conf import settings
@@ -169,7 +171,8 @@ def tables(n: int, floors: int) -> dict:
 
     backend = next(b for b in settings.AUTHENTICATION_BACKENDS if "axes" not in b)
     store = import_module(settings.SESSION_ENGINE).SessionStore
-    users = list(get_user_model().objects.order_by("pk"))
+    User = get_user_model()
+    users = list(User.objects.order_by("pk"))
 
     def session(user) -> str:
         s = store()
@@ -179,8 +182,14 @@ def tables(n: int, floors: int) -> dict:
         s.create()
         return s.session_key
 
+    password = users[0].password  # the seeded players' hash
     with transaction.atomic():
-        seated = [[users[(6 * t + k) % len(users)] for k in range(6)] for t in range(n)]
+        newcomers = [
+            User(username=f"nuevo{i:04d}", display_name=f"Nuevo {i:04d}", password=password)
+            for i in range(len(users), 6 * n + floors)
+        ]
+        users += User.objects.bulk_create(newcomers, batch_size=BATCH)
+        seated = [users[6 * t : 6 * t + 6] for t in range(n)]
         return {
             "session_cookie": settings.SESSION_COOKIE_NAME,
             "tables": [

@@ -15,6 +15,7 @@ from django.urls import NoReverseMatch, reverse
 
 from bench.pages import Turn, hidden, keep, move, read_turn
 from bench.run import BUDGET_MS, FLOORS, combine, misses, table
+from bench.seed import tables
 from scorecards.models import Change, Roll, Scorecard
 from scorecards.rules import Category
 from tests.factories import UserFactory
@@ -109,6 +110,17 @@ def test_the_stream_is_judged_on_its_delivery_and_on_every_phone_ending_up_to_da
     assert any("60% from the shared cache" in line for line in lines)
     assert any("190 KiB per open stream" in line for line in lines)
     assert "- behind: table 1 seat 2 (stream): shows 3 of card 9, at 4" in lines
+
+
+def test_every_phone_of_the_club_night_is_a_person_of_its_own(db, django_user_model):
+    """Past the seeded players, newcomers: a user holds one table's streams, not twelve
+    (the server refuses a user's ninth), as at a real club."""
+    club = UserFactory.create_batch(5)
+    night = tables(3, floors=2)
+    seated = [pk for table in night["tables"] for pk in table["users"]]
+    assert len(seated) == len(set(seated)) == 18
+    assert seated[:5] == [u.pk for u in club]
+    assert django_user_model.objects.count() == 20
 
 
 def test_a_phone_holds_the_most_common_face_and_scores_the_best_box():

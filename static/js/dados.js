@@ -19,7 +19,9 @@
   var stream = null;  // {holder, source}: the element with sse-connect, its EventSource
   var streaming = false;
   var drops = [];
-  var missed = false;  // the card moved while a write was on its way: ask after its answer
+  // The newest version the card moved to while a write was on its way (Infinity: unsaid):
+  // asked for after the write's answer, unless that answer brought it.
+  var missed = 0;
 
   function shownVersion() {
     var shown = document.getElementById("sheet-version");
@@ -29,7 +31,7 @@
   function askWhatMoved(version) {
     if (version && Number(version) <= Number(shownVersion())) return;  // there already
     var poll = document.getElementById("sheet-poll");
-    if (poll) htmx.trigger(poll, "card-moved");
+    if (poll) htmx.trigger(poll, "card-moved", {version: version ? Number(version) : Infinity});
   }
 
   // A patch from the stream, as a poll's answer would bring it: swapped in out of band
@@ -42,7 +44,7 @@
     var shown = Number(shownVersion());
     if (shown >= version) return;
     if (writing > 0) {
-      missed = true;
+      missed = Math.max(missed, version);
     } else if (shown < patch.base) {
       askWhatMoved();
     } else {
@@ -92,7 +94,7 @@
     if (isPoll(source)) {
       var pushed = config.triggeringEvent && config.triggeringEvent.type === "card-moved";
       if (writing > 0) {
-        missed = missed || pushed;
+        if (pushed) missed = Math.max(missed, config.triggeringEvent.detail.version);
         event.preventDefault();
       } else if (streaming && !pushed) {
         event.preventDefault();
@@ -114,9 +116,10 @@
       event.detail.xhr.addEventListener("loadend", function () {
         writing = Math.max(0, writing - 1);
         if (writing === 0 && missed) {
-          missed = false;
+          var version = missed === Infinity ? null : missed;
+          missed = 0;
           // After the answer has been swapped in, so the poll sends the version it made.
-          setTimeout(function () { askWhatMoved(); }, 0);
+          setTimeout(function () { askWhatMoved(version); }, 0);
         }
       });
     }
