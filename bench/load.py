@@ -172,6 +172,7 @@ class Phone(FastHttpUser):
     streams = False  # this phone follows the card through its stream
     streaming = False  # and the stream is open now
     stream_greenlet = None
+    cells = ()  # the blank cells a writing phone's page offered: none while it failed to load
 
     def on_start(self):
         kind = type(self).__name__
@@ -362,7 +363,7 @@ class Phone(FastHttpUser):
             self.client.get(page, name=names.get(page, "player statistics"))
 
     def act(self):
-        if self.writes and self.tick % WRITE_EVERY == 0 and not STOPPING.is_set():
+        if self.writes and self.cells and self.tick % WRITE_EVERY == 0 and not STOPPING.is_set():
             self.write()
 
     def poll(self, kind="poll"):

@@ -315,7 +315,9 @@ def run_database(args, database) -> list[dict]:
                 while len(runs[transport]) < args.runs and retried[transport] < 2 * args.runs + 2:
                     result = one_run(args, database, tables, transport)
                     if why := not_counted(result, retried[transport], args.runs):
-                        say(f"  {tables} tables, {transport}: not counted ({why}): run again")
+                        say(f"  {tables} tables, {transport}: not counted ({why}; it saw "
+                            f"{headline(result)}, servers {result['machine']['server']:.2f} "
+                            f"cores): run again")  # fmt: skip
                         retried[transport] += 1
                         continue
                     runs[transport].append(result)
