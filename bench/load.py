@@ -172,7 +172,7 @@ class Phone(FastHttpUser):
     streams = False  # this phone follows the card through its stream
     streaming = False  # and the stream is open now
     stream_greenlet = None
-    cells = ()  # the blank cells a writing phone's page offered: none while it failed to load
+    cells = ()  # the cells a writing phone's page last offered: none until a load succeeds
 
     def on_start(self):
         kind = type(self).__name__

@@ -10,6 +10,8 @@ from collections import Counter
 from urllib.parse import urlencode
 
 import pytest
+from django.contrib.auth import SESSION_KEY
+from django.contrib.sessions.backends.db import SessionStore
 from django.test import Client
 from django.urls import NoReverseMatch, reverse
 
@@ -121,6 +123,9 @@ def test_every_phone_of_the_club_night_is_a_person_of_its_own(db, django_user_mo
     assert len(seated) == len(set(seated)) == 18
     assert seated[:5] == [u.pk for u in club]
     assert django_user_model.objects.count() == 20
+    floors = [int(SessionStore(key)[SESSION_KEY]) for key in night["floor_sessions"]]
+    assert len(floors) == 2
+    assert not set(floors) & set(seated)
 
 
 def test_a_phone_holds_the_most_common_face_and_scores_the_best_box():

@@ -303,8 +303,10 @@ def test_sixteen_writers_for_ten_seconds_lose_nothing(server):
     assert [f for w in writers for f in w.failures] == []
     assert set(statuses) == {200}, statuses
     assert server_trouble(server) == []
-    # A floor, so that a server which barely answered cannot pass.
-    assert sum(len(w.acked) for w in writers) >= 10 * WRITERS
+    # A floor, so that a server which barely answered cannot pass; not a speed target (a
+    # shared 2-core machine, three times slower than usual, acknowledged 132 writes).
+    assert min(len(w.acked) for w in writers) >= 2
+    assert sum(len(w.acked) for w in writers) >= 4 * WRITERS
 
     log, values = change_log(server.db), seat_values(server.db)
     for w in writers:

@@ -19,9 +19,15 @@
   var stream = null;  // {holder, source}: the element with sse-connect, its EventSource
   var streaming = false;
   var drops = [];
-  // The newest version the card moved to while a write was on its way (Infinity: unsaid):
-  // asked for after the write's answer, unless that answer brought it.
+  // The newest version the card moved to while a write was on its way (0: none; Infinity:
+  // one not said): asked for after the write's answer, unless that answer brought it.
   var missed = 0;
+
+  // A version heard from the stream, as a number; Infinity if it says none (ask anyway).
+  function heard(version) {
+    var number = Number(version);
+    return version && number === number ? number : Infinity;
+  }
 
   function shownVersion() {
     var shown = document.getElementById("sheet-version");
@@ -31,7 +37,7 @@
   function askWhatMoved(version) {
     if (version && Number(version) <= Number(shownVersion())) return;  // there already
     var poll = document.getElementById("sheet-poll");
-    if (poll) htmx.trigger(poll, "card-moved", {version: version ? Number(version) : Infinity});
+    if (poll) htmx.trigger(poll, "card-moved", {version: heard(version)});
   }
 
   // A patch from the stream, as a poll's answer would bring it: swapped in out of band
@@ -44,7 +50,7 @@
     var shown = Number(shownVersion());
     if (shown >= version) return;
     if (writing > 0) {
-      missed = Math.max(missed, version);
+      missed = Math.max(missed, heard(message.lastEventId));
     } else if (shown < patch.base) {
       askWhatMoved();
     } else {
@@ -94,7 +100,7 @@
     if (isPoll(source)) {
       var pushed = config.triggeringEvent && config.triggeringEvent.type === "card-moved";
       if (writing > 0) {
-        if (pushed) missed = Math.max(missed, config.triggeringEvent.detail.version);
+        if (pushed) missed = Math.max(missed, heard((config.triggeringEvent.detail || {}).version));
         event.preventDefault();
       } else if (streaming && !pushed) {
         event.preventDefault();
