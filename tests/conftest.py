@@ -37,6 +37,18 @@ def _fresh_cache():
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def _site_language():
+    """Each test starts in Spanish: a request leaves the language its cookie chose active
+    on the thread (dados.middleware.LanguageMiddleware activates it for the next request,
+    as Django's LocaleMiddleware does), and an English request's test would otherwise
+    hand English to whichever test the worker runs next."""
+    from django.conf import settings
+    from django.utils import translation
+
+    translation.activate(settings.LANGUAGE_CODE)
+
+
 # The players most tests seat at the table.
 @pytest.fixture
 def ana(db):
