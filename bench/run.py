@@ -343,8 +343,7 @@ def phone(args, database, transport: str) -> dict:
     stream, as under make run (the split layout's pages would need nginx to reach it)."""
     env = server_env(database.fresh())
     python("manage.py", "migrate", "--noinput", "-v0", env=env)  # the cache's table
-    kind = "gunicorn" if transport == "poll" else "uvicorn"
-    server = Server(args, env, args.server or kind)
+    server = Server(args, env, server_of(args, "stream" if transport == "split" else transport))
     try:
         out = python(str(BENCH / "phone.py"), server.base, str(args.phone_taps),
                      env=server.env, capture=True)  # fmt: skip

@@ -40,9 +40,9 @@ def _fresh_cache():
 @pytest.fixture(autouse=True)
 def _site_language():
     """Each test starts in Spanish: a request leaves the language its cookie chose active
-    on the thread (dados.middleware.LanguageMiddleware activates it for the next request,
-    as Django's LocaleMiddleware does), and an English request's test would otherwise
-    hand English to whichever test the worker runs next."""
+    on the thread (dados.middleware.LanguageMiddleware activates each request's own), and
+    an English request's test would otherwise hand English to whichever test the worker
+    runs next."""
     from django.conf import settings
     from django.utils import translation
 

@@ -35,9 +35,10 @@
   }
 
   function askWhatMoved(version) {
-    if (version && Number(version) <= Number(shownVersion())) return;  // there already
+    var wanted = heard(version);
+    if (wanted <= Number(shownVersion())) return;  // there already
     var poll = document.getElementById("sheet-poll");
-    if (poll) htmx.trigger(poll, "card-moved", {version: heard(version)});
+    if (poll) htmx.trigger(poll, "card-moved", {version: wanted});
   }
 
   // A patch from the stream, as a poll's answer would bring it: swapped in out of band
@@ -122,7 +123,7 @@
       event.detail.xhr.addEventListener("loadend", function () {
         writing = Math.max(0, writing - 1);
         if (writing === 0 && missed) {
-          var version = missed === Infinity ? null : missed;
+          var version = missed;
           missed = 0;
           // After the answer has been swapped in, so the poll sends the version it made.
           setTimeout(function () { askWhatMoved(version); }, 0);
