@@ -37,14 +37,19 @@ class ScorecardQuerySet(models.QuerySet):
 
     def with_seats(self):
         """With the organizer, and the seats in turn order with their players."""
-        seats = Seat.objects.select_related("player").order_by("order")
-        return self.select_related("organizer").prefetch_related(Prefetch("seats", seats))
+        return self.select_related("organizer").prefetch_related(seats_in_order())
 
     def in_progress(self):
         return self.filter(finalized_at__isnull=True)
 
     def finalized(self):
         return self.filter(finalized_at__isnull=False)
+
+
+def seats_in_order() -> Prefetch:
+    """A card's seats in turn order with their players: for with_seats, or for
+    prefetch_related_objects on a card read without them."""
+    return Prefetch("seats", Seat.objects.select_related("player").order_by("order"))
 
 
 class Turn(NamedTuple):

@@ -13,12 +13,13 @@ from django.core.cache import cache
 from django.core.handlers.asgi import ASGIRequest
 from django.core.paginator import Paginator
 from django.db import connections
-from django.db.models import BooleanField, ExpressionWrapper
+from django.db.models import BooleanField, ExpressionWrapper, prefetch_related_objects
 from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone, translation
+from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import cache_control
@@ -32,7 +33,7 @@ from scorecards import live, rules, services, stats
 from scorecards.dice import who_starts
 from scorecards.forms import HistoryFilterForm, ModeFilterForm, PeriodForm, WhoStartsForm
 from scorecards.labels import BONUS_BOX, box_label, box_name, box_short, short_names
-from scorecards.models import BOXES, Access, Change, Scorecard, log_summary
+from scorecards.models import BOXES, Access, Change, Scorecard, log_summary, seats_in_order
 from scorecards.rules import Category
 from scorecards.services import Refused, Written
 
@@ -45,13 +46,22 @@ PATCH_LIMIT = 20
 SHARED_FOR = 60
 
 
-def _card(request, pk) -> Scorecard:
-    """The card with its seats, if this user may see it (404 otherwise)."""
-    return get_object_or_404(Scorecard.objects.for_user(request.user).with_seats(), pk=pk)
+def _card(request, pk, *, seats=True) -> Scorecard:
+    """The card with its organizer and, unless told not to, its seats, if this user may
+    see it (404 otherwise)."""
+    cards = Scorecard.objects.for_user(request.user)
+    cards = cards.with_seats() if seats else cards.select_related("organizer")
+    return get_object_or_404(cards, pk=pk)
 
 
 def _cell(seat, box) -> dict:
-    return {"seat": seat, "box": box, "label": box_label(box), "value": getattr(seat, box)}
+    return {
+        "seat": seat,
+        "box": box,
+        "label": box_label(box),
+        "name": seat.player.name,
+        "value": getattr(seat, box),
+    }
 
 
 def _parts(scorecard, user) -> dict:
@@ -543,7 +553,7 @@ def stream_patch(user, card, since, language) -> tuple[int, str] | None:
         scorecard, cells = _change(card["id"], card["created_at"], since, card["version"])
         if scorecard is None or cells is None:
             return None
-        if (content := _share(scorecard, user, since, cells)) is None:
+        if (content := _share(scorecard, user, since, cells, keep=_kept)) is None:
             return None
         return scorecard.version, content.decode()
 
@@ -581,9 +591,10 @@ def _cached_patch(user, card, since, get=None) -> bytes | None:
     return get(key) if key else None
 
 
-# A stream process's memory of what it found in the shared cache: a table's phones of one
-# kind ask for the same keys one after another (on the process's one thread for the
-# streams), and only the first of them asks the cache. What a key names never changes.
+# A stream process's memory of what it found in the shared cache, or put there: a table's
+# phones of one kind ask for the same keys one after another (on the process's one thread
+# for the streams), and only the first of them asks the cache, or renders. What a key
+# names never changes.
 _REMEMBERED: dict[str, object] = {}
 _REMEMBERING = threading.Lock()  # one thread a process; tests may run several loops
 REMEMBERED = 512
@@ -591,34 +602,80 @@ REMEMBERED = 512
 
 def _remembered(key):
     if (value := _REMEMBERED.get(key)) is None and (value := cache.get(key)) is not None:
-        with _REMEMBERING:
-            if len(_REMEMBERED) >= REMEMBERED:
-                del _REMEMBERED[next(iter(_REMEMBERED))]  # the oldest
-            _REMEMBERED[key] = value
+        _remember(key, value)
     return value
 
 
-def _share(scorecard, user, since, cells) -> bytes | None:
+def _remember(key, value) -> None:
+    with _REMEMBERING:
+        if len(_REMEMBERED) >= REMEMBERED:
+            del _REMEMBERED[next(iter(_REMEMBERED))]  # the oldest
+        _REMEMBERED[key] = value
+
+
+def _shared(key, value) -> None:
+    cache.set(key, value, SHARED_FOR)
+
+
+def _kept(key, value) -> None:
+    """A stream process's _shared: its next phones find it in its memory."""
+    _shared(key, value)
+    _remember(key, value)
+
+
+def _share(scorecard, user, since, cells, keep=_shared) -> bytes | None:
     """The patch from `since` rendered for every viewer who may do what this user may,
-    kept for the others; None when this user's is their own. It is rendered without the
-    request: nothing in it belongs to one viewer (the turn's forms, which hold a CSRF
-    token, are never shared)."""
-    card = _fields(scorecard)
-    turn = scorecard.turn
-    cache.set(_turn_key(card), turn.seat.player_id if turn else 0, SHARED_FOR)
-    if (key := _shared_patch_key(user, card, since)) is None:
+    kept for the others (by `keep`); None when this user's is their own. It is rendered
+    without the request: nothing in it belongs to one viewer (the turn's forms, which
+    hold a CSRF token, are never shared)."""
+    known = _known_turn(scorecard, keep)
+    if (key := _shared_patch_key(user, _fields(scorecard), since, get=known.get)) is None:
         return None
     context = _parts(scorecard, user) | {"cells": cells, "oob": True, "user": user}
     content = render_to_string("scorecards/card.html#patch", context).encode()
-    cache.set(key, content, SHARED_FOR)
+    keep(key, content)
     return content
+
+
+def _known_turn(scorecard, keep) -> dict:
+    """Whose turn it is on the card at its version (a player's id, or 0: nobody's), kept
+    by `keep` for _sharing, which can also read it from the dict this returns."""
+    turn = scorecard.turn
+    known = {_turn_key(_fields(scorecard)): turn.seat.player_id if turn else 0}
+    for key, player in known.items():
+        keep(key, player)
+    return known
 
 
 def _shared_patch_key(user, card, since, get=None) -> str | None:
     """The cache key of the patch from `since` that this user shares with every viewer
-    who may do the same on the card; None when theirs is their own (the turn's forms,
-    with their CSRF tokens) or not yet known (whose turn it is, before the first render)."""
-    if since is None or card["finalized_at"] is not None:
+    who may do the same on the card; None when theirs is their own or not yet known."""
+    if since is None or (sharing := _sharing(user, card, get)) is None:
+        return None
+    return _shared_key(card, f"patch:{since}", sharing[1])
+
+
+# A sheet holds the undo form, with its CSRF token, for who writes by hand: only the
+# watchers' is shared.
+SHEET_SHARED_BY = {"watch", "watch-turn"}
+
+
+def _shared_sheet_key(user, card, get=None) -> tuple[Access | None, str | None]:
+    """What this user may do on the card, and the cache key of the sheet they share with
+    every viewer who may do the same; None for either when not known here, None for the
+    key when their sheet is their own."""
+    if (sharing := _sharing(user, card, get)) is None:
+        return None, None
+    access, viewer = sharing
+    return access, _shared_key(card, "sheet", viewer) if viewer in SHEET_SHARED_BY else None
+
+
+def _sharing(user, card, get=None) -> tuple[Access, str] | None:
+    """What this user may do on the card in play, and the kind of viewer whose answers
+    they share; None when theirs are their own (the turn's forms, with their CSRF tokens),
+    the card is finalized, or whose turn it is is not yet known (before the first render
+    of this version)."""
+    if card["finalized_at"] is not None:
         return None
     turn_player = (get or cache.get)(_turn_key(card))
     if turn_player is None:
@@ -629,15 +686,19 @@ def _shared_patch_key(user, card, since, get=None) -> str | None:
         digital=card["mode"] == Scorecard.DIGITAL,
         in_play=True,
         turn_player_id=turn_player or None,
-        seated=False,  # not part of what a patch shows
+        seated=False,  # only starts_rematch asks, on a finalized card
     )
     if access.plays_turn:
         return None
     viewer = ("hand" if access.writes_by_hand else "watch") + (
         "-turn" if user.pk == turn_player else ""  # «te toca a ti»
     )
+    return access, viewer
+
+
+def _shared_key(card, what, viewer) -> str:
     stamp = card["created_at"].timestamp()
-    return f"dados:patch:{card['id']}:{stamp}:{since}:{card['version']}:{get_language()}:{viewer}"
+    return f"dados:{what}:{card['id']}:{stamp}:{card['version']}:{get_language()}:{viewer}"
 
 
 @require_GET
@@ -695,11 +756,26 @@ async def scorecard_events(request, pk):
 @require_GET
 @vary_on_headers("HX-Request")
 def scorecard_detail(request, pk):
-    scorecard = _card(request, pk)
     if request.htmx:
-        return _sheet(request, scorecard)
-    context = _sheet_context(scorecard, request.user)
-    context["streams"] = streams(request) and not scorecard.is_finalized
+        return _sheet(request, _card(request, pk))
+    # Most of a table's phones only watch, and get the same sheet: rendered once for them
+    # all (as the live card's patches are), then from the cache.
+    scorecard = _card(request, pk, seats=False)
+    access, key = _shared_sheet_key(request.user, _fields(scorecard))
+    if key is None or (sheet := cache.get(key)) is None:
+        prefetch_related_objects([scorecard], seats_in_order())
+        context = _sheet_context(scorecard, request.user)
+        access = context["access"]
+        sheet = render_to_string("scorecards/card.html#sheet", context, request)
+        known = _known_turn(scorecard, _shared)
+        if key := _shared_sheet_key(request.user, _fields(scorecard), known.get)[1]:
+            _shared(key, sheet)
+    context = {
+        "scorecard": scorecard,
+        "access": access,
+        "sheet": mark_safe(sheet),  # rendered by the template's own sheet partial
+        "streams": streams(request) and not scorecard.is_finalized,
+    }
     return render(request, "scorecards/card.html", context)
 
 

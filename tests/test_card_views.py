@@ -6,6 +6,7 @@ import re
 from urllib.parse import quote
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from scorecards import services
@@ -212,6 +213,69 @@ def test_the_card_page_and_its_fragment_cost_five_queries(
         assert client.get(reverse("scorecard", args=[card.pk])).status_code == 200
     with django_assert_num_queries(5):
         assert client.get(reverse("scorecard", args=[card.pk]), headers=HTMX).status_code == 200
+
+
+@pytest.mark.parametrize("n", [4, 8])
+def test_the_phones_that_only_watch_share_one_render_of_the_sheet(
+    organizer, django_assert_num_queries, n
+):
+    card = make_scorecard(organizer, n=n)
+    seats = list(card.seats.select_related("player"))
+    services.box_write(
+        scorecard_id=card.pk, seat_id=seats[0].pk, box="ones", value="3", was="",
+        author=organizer,
+    )  # fmt: skip
+    # the second seat's turn: the others only watch
+    pages = []
+    for seat in [seats[0], *seats[2:]]:
+        phone = Client()
+        phone.force_login(seat.player)
+        if pages:
+            # the session, the user, the card with its organizer: the sheet (and whose
+            # turn it is) from the cache
+            with django_assert_num_queries(3):
+                pages.append(phone.get(reverse("scorecard", args=[card.pk])))
+        else:
+            pages.append(phone.get(reverse("scorecard", args=[card.pk])))
+    sheets = {_sheet_of(page.text) for page in pages}
+    assert len(sheets) == 1
+    assert "csrfmiddlewaretoken" not in sheets.pop()
+    assert all(page.status_code == 200 for page in pages)
+
+
+def _sheet_of(text):
+    return re.search(r'<div id="sheet">.*?<div class="sheet-scroll', text, re.S)[0]
+
+
+@pytest.mark.parametrize("language", ["es", "en"])
+def test_a_shared_sheet_is_what_each_viewers_own_render_would_be(card, ana, ben, language):
+    services.box_write(
+        scorecard_id=card.pk, seat_id=seat_of(card, ana).pk, box="ones", value="3", was="",
+        author=card.organizer,
+    )  # fmt: skip
+    # Ben's turn: Ana watches, Ben is told, Olga organizes.
+    for user in (ana, ben, card.organizer):
+        phone = Client()
+        phone.cookies["django_language"] = language
+        phone.force_login(user)
+        first = phone.get(reverse("scorecard", args=[card.pk])).text
+        again = phone.get(reverse("scorecard", args=[card.pk])).text
+        # Served from the shared cache, or rendered again: the same page but for the
+        # tokens every answer makes anew.
+        assert _tokenless(again) == _tokenless(first)
+        own = phone.get(reverse("scorecard", args=[card.pk]), headers=HTMX).text
+        assert _tokenless(own).strip() in _tokenless(first)
+    olga = Client()
+    olga.force_login(card.organizer)
+    assert 'id="undo-button"' in olga.get(reverse("scorecard", args=[card.pk])).text
+    bens = Client()
+    bens.force_login(ben)
+    assert "te toca a ti" in bens.get(reverse("scorecard", args=[card.pk])).text
+
+
+def _tokenless(text):
+    text = re.sub(r'(csrfmiddlewaretoken" value=|X-CSRFToken": )"[^"]*"', r"\1", text)
+    return re.sub(r'nonce="[^"]*"', "", text)
 
 
 def _place_row(text):
