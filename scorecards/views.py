@@ -641,10 +641,9 @@ def _known_turn(scorecard, keep) -> dict:
     """Whose turn it is on the card at its version (a player's id, or 0: nobody's), kept
     by `keep` for _sharing, which can also read it from the dict this returns."""
     turn = scorecard.turn
-    known = {_turn_key(_fields(scorecard)): turn.seat.player_id if turn else 0}
-    for key, player in known.items():
-        keep(key, player)
-    return known
+    key, player = _turn_key(_fields(scorecard)), turn.seat.player_id if turn else 0
+    keep(key, player)
+    return {key: player}
 
 
 def _shared_patch_key(user, card, since, get=None) -> str | None:
