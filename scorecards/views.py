@@ -527,35 +527,29 @@ def scorecard_live(request, pk):
     # Most of a table's phones get the same patch: rendered once, then from the cache.
     # X-Dados-Shared says which (as a proxy's X-Cache-Status does): the bench's hit rate.
     if (content := _cached_patch(request.user, card, since)) is not None:
-        response = _patch_answer(HttpResponse(content), since)
-        response["X-Dados-Shared"] = "hit"
-        return response
-    scorecard = _card(request, pk)
-    if since is None or (cells := _changed_cells(scorecard, since)) is None:
-        return _sheet(request, scorecard)
-    if (content := _share(scorecard, request.user, since, cells)) is not None:
-        response = _patch_answer(HttpResponse(content), since)
-        response["X-Dados-Shared"] = "miss"
-        return response
-    response = _patch(request, scorecard, since, cells)
-    response["X-Dados-Shared"] = "own"  # the viewer's own: the turn's forms
+        shared = "hit"
+    else:
+        scorecard = _card(request, pk)
+        if since is None or (cells := _changed_cells(scorecard, since)) is None:
+            return _sheet(request, scorecard)
+        content, shared = _share(scorecard, request.user, since, cells), "miss"
+    response = _patch_answer(HttpResponse(content), since)
+    response["X-Dados-Shared"] = shared
     return response
 
 
 def stream_patch(user, card, since, language) -> tuple[int, str] | None:
     """For the card's stream (scorecards.live), whose page shows version `since`: the
-    patch that brings it to the card's version, and that version, when this user shares
-    it with others (rendered once for all, or from the cache); None when the page must
-    ask scorecard_live (the turn's forms, the whole sheet, a card gone)."""
+    patch that brings it to the card's version, and that version (rendered once for the
+    viewers who share it, or from the cache); None when the page must ask scorecard_live
+    (the whole sheet: a page too far behind, a finalized card; a card gone)."""
     with translation.override(language):
         if (content := _cached_patch(user, card, since, get=_remembered)) is not None:
             return card["version"], content.decode()
         scorecard, cells = _change(card["id"], card["created_at"], since, card["version"])
         if scorecard is None or cells is None:
             return None
-        if (content := _share(scorecard, user, since, cells, keep=_kept)) is None:
-            return None
-        return scorecard.version, content.decode()
+        return scorecard.version, _share(scorecard, user, since, cells, keep=_kept).decode()
 
 
 @functools.lru_cache(maxsize=64)
@@ -623,14 +617,13 @@ def _kept(key, value) -> None:
     _remember(key, value)
 
 
-def _share(scorecard, user, since, cells, keep=_shared) -> bytes | None:
-    """The patch from `since` rendered for every viewer who may do what this user may,
-    kept for the others (by `keep`); None when this user's is their own. It is rendered
-    without the request: nothing in it belongs to one viewer (the turn's forms, which
-    hold a CSRF token, are never shared)."""
+def _share(scorecard, user, since, cells, keep=_shared) -> bytes:
+    """The patch from `since` on the card in play, rendered for every viewer who may do
+    what this user may, and kept for the others (by `keep`). It is rendered without the
+    request: nothing in it belongs to one viewer. The turn's forms go without their CSRF
+    token, which htmx sends from the page (base.html's hx-headers), as for every patch."""
     known = _known_turn(scorecard, keep)
-    if (key := _shared_patch_key(user, _fields(scorecard), since, get=known.get)) is None:
-        return None
+    key = _shared_patch_key(user, _fields(scorecard), since, get=known.get)
     context = _parts(scorecard, user) | {"cells": cells, "oob": True, "user": user}
     content = render_to_string("scorecards/card.html#patch", context).encode()
     keep(key, content)
@@ -654,8 +647,8 @@ def _shared_patch_key(user, card, since, get=None) -> str | None:
     return _shared_key(card, f"patch:{since}", sharing[1])
 
 
-# A sheet holds the undo form, with its CSRF token, for who writes by hand: only the
-# watchers' is shared.
+# A sheet holds the undo form, or the turn's forms, with their CSRF token, for who writes
+# by hand or plays the turn: only the watchers' is shared.
 SHEET_SHARED_BY = {"watch", "watch-turn"}
 
 
@@ -671,9 +664,8 @@ def _shared_sheet_key(user, card, get=None) -> tuple[Access | None, str | None]:
 
 def _sharing(user, card, get=None) -> tuple[Access, str] | None:
     """What this user may do on the card in play, and the kind of viewer whose answers
-    they share; None when theirs are their own (the turn's forms, with their CSRF tokens),
-    the card is finalized, or whose turn it is is not yet known (before the first render
-    of this version)."""
+    they share; None when the card is finalized, or whose turn it is is not yet known
+    (before the first render of this version)."""
     if card["finalized_at"] is not None:
         return None
     turn_player = (get or cache.get)(_turn_key(card))
@@ -687,8 +679,8 @@ def _sharing(user, card, get=None) -> tuple[Access, str] | None:
         turn_player_id=turn_player or None,
         seated=False,  # only starts_rematch asks, on a finalized card
     )
-    if access.plays_turn:
-        return None
+    if access.plays_turn:  # the turn's forms: «Tirar», or «Tirar por Ana» (the organizer)
+        return access, "play" if user.pk == turn_player else "play-for"
     viewer = ("hand" if access.writes_by_hand else "watch") + (
         "-turn" if user.pk == turn_player else ""  # «te toca a ti»
     )

@@ -402,16 +402,24 @@ def test_the_phones_that_only_watch_share_one_render_of_a_patch(
 
 
 @pytest.mark.parametrize("language", ["es", "en"])
-def test_a_shared_patch_is_what_each_viewers_own_request_would_render(rf, card, ana, ben, language):
+def test_a_shared_patch_is_what_each_viewers_own_request_would_render(
+    rf, card, ana, ben, scripted, language
+):
     write(card, ana, "ones", "3")  # Ben's turn: Ana watches, Ben is told, Olga organizes
-    scorecard = Scorecard.objects.with_seats().get(pk=card.pk)
-    cells = views._changed_cells(scorecard, 0)
-    with translation.override(language):
-        for user in (ana, ben, card.organizer):
-            request = rf.get("/", headers=HTMX)
-            request.user = user
-            own = views._patch(request, scorecard, 0, cells).content
-            assert views._share(scorecard, user, 0, cells) == own
+    organizer = card.organizer
+    digital = services.scorecard_create(organizer=organizer, players=[ana, ben], mode="digital")
+    scripted += [1, 2, 3, 4, 5]
+    # Ana's turn: she and the organizer have its forms, Ben watches.
+    services.turn_roll(scorecard_id=digital.pk, author=ana, version="0", shown="", keep=[])
+    for played in (card, digital):
+        scorecard = Scorecard.objects.with_seats().get(pk=played.pk)
+        cells = views._changed_cells(scorecard, 0)
+        with translation.override(language):
+            for user in (ana, ben, organizer):
+                request = rf.get("/", headers=HTMX)
+                request.user = user
+                own = views._patch(request, scorecard, 0, cells).content
+                assert views._share(scorecard, user, 0, cells) == own
 
 
 @pytest.mark.parametrize("n", [2, 8])
@@ -448,17 +456,23 @@ def test_a_streams_patch_is_rendered_once_for_the_phones_that_share_it(
     assert "casilla/" not in first[1]
 
 
-def test_a_stream_is_told_to_ask_when_a_patch_cannot_be_shared(organizer, ana, ben, scripted):
+def test_a_stream_brings_a_digital_turns_forms_too(organizer, ana, ben, scripted):
     card = services.scorecard_create(organizer=organizer, players=[ana, ben], mode="digital")
     scripted += [1, 2, 3, 4, 5]
     services.turn_roll(scorecard_id=card.pk, author=ana, version="0", shown="", keep=[])
     fields = Scorecard.objects.filter(pk=card.pk).values(*views.CARD_FIELDS)[0]
-    # The turn's forms: Ana's, and the organizer's, who may play any seat.
-    assert views.stream_patch(ana, fields, 0, "es") is None
-    assert views.stream_patch(organizer, fields, 0, "es") is None
-    version, html = views.stream_patch(ben, fields, 0, "es")
-    assert version == 1
-    assert html.count('class="die"') == 5
+    # The turn's forms: Ana's, and the organizer's, who may play any seat; Ben's dice.
+    turns = {user: views.stream_patch(user, fields, 0, "es") for user in (ana, organizer, ben)}
+    assert {version for version, _html in turns.values()} == {1}
+    assert (
+        '<button type="submit" class="primary roll-button" id="roll-button">Tirar</button>'
+        in (turns[ana][1])
+    )
+    assert "Tirar por <bdi>Ana</bdi>" in turns[organizer][1]
+    assert 'class="roll-form"' not in turns[ben][1]
+    assert turns[ben][1].count('class="die"') == 5
+    # No CSRF token in them: htmx sends the page's.
+    assert all("csrfmiddlewaretoken" not in html for _version, html in turns.values())
     # A card gone (discarded): nothing to share; the poll says it is gone.
     services.scorecard_discard(scorecard_id=card.pk, author=organizer)
     assert views.stream_patch(ben, fields | {"version": 2}, 1, "es") is None
@@ -485,20 +499,39 @@ def test_who_sees_more_than_a_watcher_gets_a_patch_of_their_own(client, card, an
     assert live(watcher, card, 0).text != watched
 
 
-def test_a_digital_turns_forms_are_never_shared(client, organizer, ana, ben, scripted):
+def test_a_digital_turns_forms_come_without_a_token_and_htmx_sends_the_pages(
+    organizer, ana, ben, scripted
+):
     card = services.scorecard_create(organizer=organizer, players=[ana, ben], mode="digital")
     scripted += [1, 2, 3, 4, 5]
     services.turn_roll(scorecard_id=card.pk, author=ana, version="0", shown="", keep=[])
-    for who in (ana, organizer, ana):
-        client.force_login(who)
-        answer = live(client, card, 0)
-        assert 'name="csrfmiddlewaretoken"' in answer.text
-        assert answer["X-Dados-Shared"] == "own"
-    assert views._shared_patch_key(ana, _fields(card), 0) is None
-    client.force_login(ben)
-    watched = live(client, card, 0).text
-    assert 'name="csrfmiddlewaretoken"' not in watched
-    assert views._shared_patch_key(ben, _fields(card), 0) is not None
+    # Ana on two phones, then the organizer, then Ben: three renders, one of them shared.
+    phones = {}
+    for name, who in (("ana", ana), ("ana again", ana), ("olga", organizer), ("ben", ben)):
+        phones[name] = Client(enforce_csrf_checks=True)
+        phones[name].force_login(who)
+        answer = live(phones[name], card, 0)
+        assert 'name="csrfmiddlewaretoken"' not in answer.text
+        phones[name].shared = answer["X-Dados-Shared"]
+        phones[name].patch = answer.text
+    assert [phone.shared for phone in phones.values()] == ["miss", "hit", "miss", "miss"]
+    assert phones["ana again"].patch == phones["ana"].patch
+    assert "Tirar por <bdi>Ana</bdi>" in phones["olga"].patch
+    assert 'class="roll-form"' not in phones["ben"].patch
+    keys = {views._shared_patch_key(who, _fields(card), 0) for who in (ana, organizer, ben)}
+    assert len(keys) == 3
+    # Ana rolls again from the patched form: refused without the page's token, which
+    # changes nothing; taken with it, in the header htmx sends (base.html's hx-headers).
+    page = phones["ana"].get(reverse("scorecard", args=[card.pk])).text
+    token = re.search(r'"X-CSRFToken": "([^"]+)"', page)[1]
+    url = reverse("roll", args=[card.pk])
+    form = {"version": "1", "dados": "12345", "guardar": ["1"]}
+    scripted += [6, 6, 6, 6]
+    assert phones["ana"].post(url, form, headers=HTMX).status_code == 403
+    assert version_of(card) == 1
+    rolled = phones["ana"].post(url, form, headers=HTMX | {"X-CSRFToken": token})
+    assert rolled.status_code == 200
+    assert version_of(card) == 2
 
 
 def _fields(card):

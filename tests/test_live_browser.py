@@ -145,6 +145,32 @@ def test_the_second_phone_sees_the_dice_of_a_digital_roll_and_hears_them(phones)
     ben.screenshot(path=ARTIFACTS / "live-digital-second-phone-360.png")
 
 
+def test_the_next_player_plays_from_the_forms_the_stream_brought(phones):
+    ana = phones("ana", "digital")
+    ben = phones("ben", "digital")
+    olga = phones("olga", "digital")  # the organizer, who may play any seat
+    ana.wait_for_timeout(1000)
+    quiet_from = time.monotonic()
+    # Olga's forms follow Ana's dice, and Ben's phone gets his turn's forms, each in an
+    # event: no poll, no reload.
+    ana.get_by_role("button", name="Tirar").click()
+    faces = ana.locator("#turn button.die").all_inner_texts()
+    expect(olga.locator("#turn button.die")).to_have_text(faces, timeout=2000)
+    expect(olga.get_by_role("button", name="Tirar por Ana")).to_be_visible()
+    ana.locator("#turn input[name='casilla']").first.check()
+    ana.get_by_role("button", name="Anotar").click()
+    expect(ben.get_by_role("button", name="Tirar", exact=True)).to_be_visible(timeout=2000)
+    expect(olga.get_by_role("button", name="Tirar por Ben")).to_be_visible(timeout=2000)
+    assert polls(ben, quiet_from) == []
+    assert polls(olga, quiet_from) == []
+    # Ben rolls from those forms (htmx sends the page's CSRF token) and Ana sees his dice.
+    ben.get_by_role("button", name="Tirar", exact=True).click()
+    expect(ben.locator("#roll-count")).to_contain_text("Tirada 1 de 3")
+    faces = ben.locator("#turn button.die").all_inner_texts()
+    expect(ana.locator("#turn .die")).to_have_text(faces, timeout=2000)
+    assert polls(ben, quiet_from) == []
+
+
 def test_a_phone_whose_stream_is_blocked_polls_as_before(phones):
     olga = phones("olga", "physical")
     ana = phones("ana", "physical", block_stream=True)

@@ -215,22 +215,23 @@ def test_a_page_too_far_behind_is_told_to_ask_for_the_whole_sheet(app, table, db
     stream.close()
 
 
-def test_a_digital_turns_own_forms_come_by_the_poll_and_the_others_get_the_dice(app, table, db_url):
+def test_a_digital_turns_forms_and_dice_come_in_the_events(app, table, db_url):
     card = json.loads(django_script(db_url, DIGITAL, "").strip().splitlines()[-1])
     url = f"/tarjetas/{card['card']}/eventos/?version=0"
     olga, ana, ben = browser(app, "olga"), browser(app, "ana"), browser(app, "ben")
     streams = [phone.stream(url) for phone in (ana, olga, ben)]
     try:
         django_script(db_url, ROLL, str(card["card"]))
-        turn, organizer, watcher = (stream.next_named("patch", "version") for stream in streams)
-        # Ana plays her turn, and the organizer may play any: their forms hold their own
-        # CSRF token, so they ask their poll; Ben sees the dice in the event itself.
-        assert (turn.name, turn.id) == ("version", "1")
-        assert (organizer.name, organizer.id) == ("version", "1")
-        assert (watcher.name, watcher.id) == ("patch", "1")
-        html = json.loads(watcher.data)["html"]
-        assert html.count('class="die"') == 5
-        assert "csrfmiddlewaretoken" not in html
+        heard = [stream.next_named("patch", "version") for stream in streams]
+        assert [(event.name, event.id) for event in heard] == [("patch", "1")] * 3
+        turn, organizer, watcher = (json.loads(event.data)["html"] for event in heard)
+        # Ana plays her turn, and the organizer may play any: their forms come without a
+        # CSRF token (htmx sends the page's); Ben sees the dice.
+        assert ">Tirar</button>" in turn
+        assert "Tirar por <bdi>Ana</bdi>" in organizer
+        assert 'class="roll-form"' not in watcher
+        assert watcher.count('class="die"') == 5
+        assert all("csrfmiddlewaretoken" not in html for html in (turn, organizer, watcher))
     finally:
         for stream in streams:
             stream.close()
