@@ -79,8 +79,8 @@ PHONES: list = []  # every phone, as it starts
 WRITES: list = []  # (monotonic time of the answer, table, card, version, the phone's index)
 STREAMS = {"open": 0}  # streams open right now
 OPEN_SAMPLES: list[int] = []  # STREAMS["open"], once a second while measuring
-SHARED_KINDS = ("event", "hit", "miss", "sheet")
-SHARED = Counter()  # changed polls by X-Dados-Shared: hit, miss (or a whole sheet);
+SHARED_KINDS = ("event", "hit", "miss", "own", "sheet")
+SHARED = Counter()  # changed polls by X-Dados-Shared: hit, miss, own (or a whole sheet);
 # and patches taken from the stream's events (event)
 STOPPING = Event()  # set at the end: no more writes, no new cards
 POLL_EVERY_TENTH = 10  # one phone in this many polls instead of streaming
@@ -758,8 +758,8 @@ def main(path: str) -> int:
             "open_max": max(OPEN_SAMPLES, default=0),
             "phones": len(PHONES),
             # The changes a phone took: in a stream's event (event); or polled or fetched,
-            # a shared patch from the cache (hit), rendered and stored (miss), or the
-            # whole sheet (sheet).
+            # a shared patch from the cache (hit), rendered and stored (miss), one
+            # person's, rendered for them (own), or the whole sheet (sheet).
             **{f"shared_{k}": shared.get(k, 0) for k in SHARED_KINDS},
             "streaming_phones": sum(p.streams for p in PHONES),
             **delivered,

@@ -532,7 +532,8 @@ def scorecard_live(request, pk):
         scorecard = _card(request, pk)
         if since is None or (cells := _changed_cells(scorecard, since)) is None:
             return _sheet(request, scorecard)
-        content, shared = _share(scorecard, request.user, since, cells), "miss"
+        content, key = _share(scorecard, request.user, since, cells)
+        shared = "miss" if key else "own"  # kept for the others, or one person's
     response = _patch_answer(HttpResponse(content), since)
     response["X-Dados-Shared"] = shared
     return response
@@ -549,7 +550,8 @@ def stream_patch(user, card, since, language) -> tuple[int, str] | None:
         scorecard, cells = _change(card["id"], card["created_at"], since, card["version"])
         if scorecard is None or cells is None:
             return None
-        return scorecard.version, _share(scorecard, user, since, cells, keep=_kept).decode()
+        content, _key = _share(scorecard, user, since, cells, keep=_kept)
+        return scorecard.version, content.decode()
 
 
 @functools.lru_cache(maxsize=64)
@@ -578,8 +580,8 @@ def _turn_key(card) -> str:
 
 
 def _cached_patch(user, card, since, get=None) -> bytes | None:
-    """The patch from `since` this user shares with others, if it has been rendered (in the
-    shared cache, or what `get` reads)."""
+    """The patch from `since` this user shares with others who only watch, if it has been
+    rendered (in the shared cache, or what `get` reads)."""
     get = get or cache.get
     key = _shared_patch_key(user, card, since, get)
     return get(key) if key else None
@@ -612,22 +614,26 @@ def _shared(key, value) -> None:
 
 
 def _kept(key, value) -> None:
-    """A stream process's _shared: its next phones find it in its memory."""
-    _shared(key, value)
-    _remember(key, value)
+    """A stream process's _shared: its next phones find it in its memory, and what it
+    remembers is in the shared cache already (it found it there, or put it there)."""
+    if key not in _REMEMBERED:
+        _shared(key, value)
+        _remember(key, value)
 
 
-def _share(scorecard, user, since, cells, keep=_shared) -> bytes:
-    """The patch from `since` on the card in play, rendered for every viewer who may do
-    what this user may, and kept for the others (by `keep`). It is rendered without the
-    request: nothing in it belongs to one viewer. The turn's forms go without their CSRF
-    token, which htmx sends from the page (base.html's hx-headers), as for every patch."""
+def _share(scorecard, user, since, cells, keep=_shared) -> tuple[bytes, str | None]:
+    """The patch from `since` on the card in play, rendered for this user and every viewer
+    who may do what they may, and its key, under which `keep` kept it for the others who
+    only watch (None: theirs is one person's). It is rendered without the request: nothing
+    in it belongs to one phone. The turn's forms go without their CSRF token, which htmx
+    sends from the page (base.html's hx-headers), as for every patch."""
     known = _known_turn(scorecard, keep)
     key = _shared_patch_key(user, _fields(scorecard), since, get=known.get)
     context = _parts(scorecard, user) | {"cells": cells, "oob": True, "user": user}
     content = render_to_string("scorecards/card.html#patch", context).encode()
-    keep(key, content)
-    return content
+    if key:
+        keep(key, content)
+    return content, key
 
 
 def _known_turn(scorecard, keep) -> dict:
@@ -639,33 +645,36 @@ def _known_turn(scorecard, keep) -> dict:
     return {key: player}
 
 
+# The kind of viewer whose answers are kept in the shared cache: the players who only
+# watch, most of a table's phones. Every other kind is one person's (the organizer's, the
+# player told «te toca a ti», the turn's player's): rendered for them, never kept, since
+# one write to the database cache (four queries) costs more than their render. Their
+# sheets also hold forms with the phone's own CSRF token (undo, the turn's).
+KEPT_FOR = {"watch"}
+
+
 def _shared_patch_key(user, card, since, get=None) -> str | None:
-    """The cache key of the patch from `since` that this user shares with every viewer
-    who may do the same on the card; None when theirs is their own or not yet known."""
+    """The cache key of the patch from `since` that this user shares with the others who
+    only watch; None when theirs is one person's, or whose turn it is not yet known."""
     if since is None or (sharing := _sharing(user, card, get)) is None:
         return None
-    return _shared_key(card, f"patch:{since}", sharing[1])
-
-
-# A sheet holds the undo form, or the turn's forms, with their CSRF token, for who writes
-# by hand or plays the turn: only the watchers' is shared.
-SHEET_SHARED_BY = {"watch", "watch-turn"}
+    return _shared_key(card, f"patch:{since}", sharing[1]) if sharing[1] in KEPT_FOR else None
 
 
 def _shared_sheet_key(user, card, get=None) -> tuple[Access | None, str | None]:
     """What this user may do on the card, and the cache key of the sheet they share with
-    every viewer who may do the same; None for either when not known here, None for the
-    key when their sheet is their own."""
+    the others who only watch; None for either when not known here, None for the key when
+    their sheet is one person's."""
     if (sharing := _sharing(user, card, get)) is None:
         return None, None
     access, viewer = sharing
-    return access, _shared_key(card, "sheet", viewer) if viewer in SHEET_SHARED_BY else None
+    return access, _shared_key(card, "sheet", viewer) if viewer in KEPT_FOR else None
 
 
 def _sharing(user, card, get=None) -> tuple[Access, str] | None:
-    """What this user may do on the card in play, and the kind of viewer whose answers
-    they share; None when the card is finalized, or whose turn it is is not yet known
-    (before the first render of this version)."""
+    """What this user may do on the card in play, and the kind of viewer they are, which
+    says what their answers show; None when the card is finalized, or whose turn it is is
+    not yet known (before the first render of this version)."""
     if card["finalized_at"] is not None:
         return None
     turn_player = (get or cache.get)(_turn_key(card))

@@ -419,7 +419,7 @@ def test_a_shared_patch_is_what_each_viewers_own_request_would_render(
                 request = rf.get("/", headers=HTMX)
                 request.user = user
                 own = views._patch(request, scorecard, 0, cells).content
-                assert views._share(scorecard, user, 0, cells) == own
+                assert views._share(scorecard, user, 0, cells)[0] == own
 
 
 @pytest.mark.parametrize("n", [2, 8])
@@ -447,11 +447,15 @@ def test_a_streams_patch_is_rendered_once_for_the_phones_that_share_it(
     monkeypatch.setattr(views, "_REMEMBERED", {})
     with django_assert_num_queries(0):
         assert views.stream_patch(watchers[-1], fields, 0, "es") == first
-    # The organizer's (the cells' links, undo): rendered once too, then shared by her tabs,
-    # from the same read of the card (the stream process renders one after another);
-    # only the latest changes in words are asked again.
+    # The organizer's (the cells' links, undo): one person's, rendered for her from the
+    # same read of the card (the stream process renders one after another); only the
+    # latest changes in words are asked again, and nothing is kept: not her patch, nor
+    # whose turn it is, which this process already found in the cache.
+    kept = []
+    monkeypatch.setattr(views.cache, "set", lambda key, *a, **kw: kept.append(key))
     with django_assert_num_queries(1):
         hand = views.stream_patch(organizer, fields, 0, "es")
+    assert kept == []
     assert "casilla/" in hand[1]
     assert "casilla/" not in first[1]
 
@@ -505,7 +509,8 @@ def test_a_digital_turns_forms_come_without_a_token_and_htmx_sends_the_pages(
     card = services.scorecard_create(organizer=organizer, players=[ana, ben], mode="digital")
     scripted += [1, 2, 3, 4, 5]
     services.turn_roll(scorecard_id=card.pk, author=ana, version="0", shown="", keep=[])
-    # Ana on two phones, then the organizer, then Ben: three renders, one of them shared.
+    # Ana on two phones, then the organizer: one person's patches, rendered for them and
+    # not kept; Ben's, who only watches, kept for the other watchers.
     phones = {}
     for name, who in (("ana", ana), ("ana again", ana), ("olga", organizer), ("ben", ben)):
         phones[name] = Client(enforce_csrf_checks=True)
@@ -514,12 +519,13 @@ def test_a_digital_turns_forms_come_without_a_token_and_htmx_sends_the_pages(
         assert 'name="csrfmiddlewaretoken"' not in answer.text
         phones[name].shared = answer["X-Dados-Shared"]
         phones[name].patch = answer.text
-    assert [phone.shared for phone in phones.values()] == ["miss", "hit", "miss", "miss"]
+    assert [phone.shared for phone in phones.values()] == ["own", "own", "own", "miss"]
     assert phones["ana again"].patch == phones["ana"].patch
     assert "Tirar por <bdi>Ana</bdi>" in phones["olga"].patch
     assert 'class="roll-form"' not in phones["ben"].patch
-    keys = {views._shared_patch_key(who, _fields(card), 0) for who in (ana, organizer, ben)}
-    assert len(keys) == 3
+    assert views._shared_patch_key(ana, _fields(card), 0) is None
+    assert views._shared_patch_key(organizer, _fields(card), 0) is None
+    assert views._shared_patch_key(ben, _fields(card), 0) is not None
     # Ana rolls again from the patched form: refused without the page's token, which
     # changes nothing; taken with it, in the header htmx sends (base.html's hx-headers).
     page = phones["ana"].get(reverse("scorecard", args=[card.pk])).text
