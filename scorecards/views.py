@@ -660,8 +660,9 @@ def _known_turn(scorecard, keep) -> dict:
 # The kind of viewer whose answers are kept in the shared cache: the players who only
 # watch, most of a table's phones. Every other kind is one person's (the organizer's, the
 # player told «te toca a ti», the turn's player's): rendered for them, never kept, since
-# one write to the database cache (four queries) costs more than their render. Their
-# sheets also hold forms with the phone's own CSRF token (undo, the turn's).
+# nobody else would read it, and a write to the database cache (a count of its rows, a
+# read and a write, in a transaction) costs more than a patch's render (bench/RESULTS.md,
+# 2026-12-06). Their sheets also hold forms with the phone's own CSRF token.
 KEPT_FOR = {"watch"}
 
 
