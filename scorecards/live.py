@@ -1,8 +1,8 @@
 """The live card, pushed: a card page holds a stream of Server-Sent Events that brings
 what changed each time the card's version moves: the patch its poll would get
-(views.stream_patch, rendered once for every viewer who shares it); or the version
-alone, when the page needs the whole sheet (too far behind, a finalized card), and asks
-its poll, or has the patch already (the viewer's own write, whose answer brought it).
+(views.stream_patch, rendered once for every viewer who shares it), or, when the page
+needs the whole sheet (too far behind, a finalized card), the version alone, and the
+page asks its poll.
 
 Each process watches the versions of every card it streams with one query a few times a
 second (Versions), on a thread of its own: no database connection and no thread per

@@ -2,7 +2,6 @@ import csv
 import functools
 import threading
 import uuid
-from typing import NamedTuple
 from urllib.parse import urlencode
 
 from asgiref.sync import sync_to_async
@@ -196,36 +195,26 @@ def _patch_answer(response, since) -> HttpResponse:
     return response
 
 
-class Changed(NamedTuple):
-    """What the changes after a version wrote: its cells, and who made every change when
-    one person did (None: several did, or a roll is among them, which names nobody)."""
-
-    cells: list[dict]
-    by: int | None
-
-
-def _changed(scorecard, since) -> Changed | None:
-    """What the changes after version `since` wrote, or None when those changes do not
-    account for every version in between (a finalize, or a page too far behind; in a
-    digital game a version without a change is a roll, which the patch's turn shows)."""
+def _changed_cells(scorecard, since) -> list[dict] | None:
+    """The cells the changes after version `since` wrote, or None when those changes do
+    not account for every version in between (a finalize, or a page too far behind; in
+    a digital game a version without a change is a roll, which the patch's turn shows)."""
     if scorecard.is_finalized or not 0 <= since < scorecard.version <= since + PATCH_LIMIT:
         return None
     changes = Change.objects.filter(
         scorecard=scorecard, version__gt=since, version__lte=scorecard.version
-    ).values_list("items", "author_id")
+    ).values_list("items", flat=True)
     changes = list(changes)
     # In a digital game, a version no change made is a roll: the turn, which every
     # patch brings, shows it.
-    every_version = len(changes) == scorecard.version - since
-    if not every_version and not scorecard.is_digital:
+    if len(changes) != scorecard.version - since and not scorecard.is_digital:
         return None
-    written = dict.fromkeys((seat, box) for items, _author in changes for seat, box, *_ in items)
+    written = dict.fromkeys((seat_id, box) for items in changes for seat_id, box, *_ in items)
     cells = []
     for seat_id, box in written:
         if (seat := scorecard.seat(seat_id)) is not None and box != BONUS_BOX:
             cells.append(_cell(seat, box))
-    authors = {author for _items, author in changes}
-    return Changed(cells, authors.pop() if every_version and len(authors) == 1 else None)
+    return cells
 
 
 def _refused(request, pk, refused: Refused):
@@ -541,9 +530,9 @@ def scorecard_live(request, pk):
         shared = "hit"
     else:
         scorecard = _card(request, pk)
-        if since is None or (changed := _changed(scorecard, since)) is None:
+        if since is None or (cells := _changed_cells(scorecard, since)) is None:
             return _sheet(request, scorecard)
-        content, key = _share(scorecard, request.user, since, changed.cells)
+        content, key = _share(scorecard, request.user, since, cells)
         shared = "miss" if key else "own"  # kept for the others, or one person's
     response = _patch_answer(HttpResponse(content), since)
     response["X-Dados-Shared"] = shared
@@ -554,27 +543,26 @@ def stream_patch(user, card, since, language) -> tuple[int, str] | None:
     """For the card's stream (scorecards.live), whose page shows version `since`: the
     patch that brings it to the card's version, and that version (rendered once for the
     viewers who share it, or from the cache); None when the page must ask scorecard_live
-    (the whole sheet: a page too far behind, a finalized card; a card gone), or need not
-    (this user made every change since: their write's answer brought it)."""
+    (the whole sheet: a page too far behind, a finalized card; a card gone)."""
     with translation.override(language):
         if (content := _cached_patch(user, card, since, get=_remembered)) is not None:
             return card["version"], content.decode()
-        scorecard, changed = _change(card["id"], card["created_at"], since, card["version"])
-        if scorecard is None or changed is None or changed.by == user.pk:
+        scorecard, cells = _change(card["id"], card["created_at"], since, card["version"])
+        if scorecard is None or cells is None:
             return None
-        content, _key = _share(scorecard, user, since, changed.cells, keep=_kept)
+        content, _key = _share(scorecard, user, since, cells, keep=_kept)
         return scorecard.version, content.decode()
 
 
 @functools.lru_cache(maxsize=64)
-def _change(pk, created_at, since, version) -> tuple[Scorecard | None, Changed | None]:
-    """The card as a stream process read it at `version` (or later), and what was written
+def _change(pk, created_at, since, version) -> tuple[Scorecard | None, list[dict] | None]:
+    """The card as a stream process read it at `version` (or later), and the cells written
     since `since`: read once for the kinds of viewer of one change, whose renders follow
-    one another on that process's thread (a version's changes never change)."""
+    one another on that process's thread (a version's cells never change)."""
     scorecard = Scorecard.objects.with_seats().filter(pk=pk).first()
     if scorecard is None:
         return None, None
-    return scorecard, _changed(scorecard, since)
+    return scorecard, _changed_cells(scorecard, since)
 
 
 # What a live card's answers are keyed on: the card's version, and what says who may do
