@@ -659,7 +659,7 @@ def _shared_patch_key(user, card, since, get=None) -> str | None:
     only watch; None when theirs is one person's, or whose turn it is not yet known."""
     if since is None or (sharing := _sharing(user, card, get)) is None:
         return None
-    return _shared_key(card, f"patch:{since}", sharing[1]) if sharing[1] in KEPT_FOR else None
+    return _shared_key(card, f"patch:{since}", sharing[1])
 
 
 def _shared_sheet_key(user, card, get=None) -> tuple[Access | None, str | None]:
@@ -669,7 +669,7 @@ def _shared_sheet_key(user, card, get=None) -> tuple[Access | None, str | None]:
     if (sharing := _sharing(user, card, get)) is None:
         return None, None
     access, viewer = sharing
-    return access, _shared_key(card, "sheet", viewer) if viewer in KEPT_FOR else None
+    return access, _shared_key(card, "sheet", viewer)
 
 
 def _sharing(user, card, get=None) -> tuple[Access, str] | None:
@@ -697,7 +697,11 @@ def _sharing(user, card, get=None) -> tuple[Access, str] | None:
     return access, viewer
 
 
-def _shared_key(card, what, viewer) -> str:
+def _shared_key(card, what, viewer) -> str | None:
+    """The cache key of `what` (a patch, the sheet) on the card at its version, for this
+    kind of viewer; None when it is one person's, which is not kept."""
+    if viewer not in KEPT_FOR:
+        return None
     stamp = card["created_at"].timestamp()
     return f"dados:{what}:{card['id']}:{stamp}:{card['version']}:{get_language()}:{viewer}"
 
