@@ -161,6 +161,15 @@ class PlayerImportForm(forms.Form):
                 ) from None
         elif not text:
             raise ValidationError(_("Pega la lista de jugadores o elige un archivo."))
+        # Browsers send a textarea's line ends as CRLF: a pasted file counts as uploaded.
+        elif len(text.replace("\r\n", "\n").encode()) > self.MAX_BYTES:
+            raise ValidationError(
+                _(
+                    "La lista pegada es demasiado larga: como mucho %(kb)s KB. Divídela, o usa"
+                    " «manage.py import_players»."
+                )
+                % {"kb": self.MAX_BYTES // 1000}
+            )
         rows = club_rows(text)
         if len(rows) > self.MAX_PLAYERS:
             raise ValidationError(

@@ -1,38 +1,77 @@
 """Registering a whole club at once from a CSV list of (username, display name) rows, as
 `manage.py import_players` and the admin's «Importar jugadores» page both do.
 
-The list is taken whole or not at all: any invalid row, or a username or name already
-taken (in the club or earlier in the list), refuses it, each problem named with its line.
+The list is taken whole or not at all: a line it cannot read (an unclosed quote, a line
+too long), any invalid row, or a username or name already taken (in the club or earlier
+in the list) refuses it, each problem named with its line.
 """
 
 import contextlib
 import csv
+import io
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models.functions import Lower
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from accounts.forms import clean_name
 from accounts.models import User
 from accounts.names import fold, normalize
 
 HEADER = {"username", "usuario"}
+# A line's characters at most: a username (150) and a display name (60), with room to
+# spare, and far under the csv module's field limit.
+MAX_LINE = 1_000
+MAX_ERRORS = 20
 
 
 def club_rows(text: str) -> list[tuple]:
     """The list's rows as (line number, cell, ...), blank lines and a header row skipped;
-    ValidationError if there is none."""
+    ValidationError naming each line it cannot read, or if there is no row."""
     dialect = csv.excel
     with contextlib.suppress(csv.Error):
         dialect = csv.Sniffer().sniff(text[:2048], delimiters=",;\t")
-    rows = []
-    for line, row in enumerate(csv.reader(text.splitlines(), dialect), start=1):
+    rows, unreadable = [], []
+    # Each line read on its own, strictly: a display name holds no line break, so a quote
+    # left open is its line's error instead of a field that swallows the lines after it.
+    # Quotes as spreadsheets write them, whatever the sniffer guessed from a few lines.
+    quoting = {"quotechar": '"', "doublequote": True, "strict": True}
+    for line, physical in enumerate(io.StringIO(text, newline=None), start=1):
+        if len(physical) > MAX_LINE:
+            unreadable.append(_("Línea %(line)s: es demasiado larga.") % {"line": line})
+            continue
+        try:
+            row = next(csv.reader([physical], dialect, **quoting), [])
+        except csv.Error:
+            unreadable.append(
+                _(
+                    "Línea %(line)s: unas comillas no se cierran. Pon el nombre entre un"
+                    " par de comillas, o escríbelo sin ellas."
+                )
+                % {"line": line}
+            )
+            continue
         if not any(cell.strip() for cell in row):
             continue
         if line == 1 and row[0].strip().lower() in HEADER:
             continue
         rows.append((line, *[cell.strip() for cell in row]))
+    if len(unreadable) > MAX_ERRORS:
+        # The first few, and how many more: a page of them helps nobody.
+        more = len(unreadable) - MAX_ERRORS
+        del unreadable[MAX_ERRORS:]
+        unreadable.append(
+            ngettext(
+                "Y %(n)s línea más que tampoco se puede leer.",
+                "Y %(n)s líneas más que tampoco se pueden leer.",
+                more,
+            )
+            % {"n": more}
+        )
+    if unreadable:
+        raise ValidationError(unreadable, code="unreadable")
     if not rows:
         raise ValidationError(_("El archivo no tiene ningún jugador."), code="empty")
     return rows
