@@ -12,16 +12,34 @@ from accounts.models import User
 
 
 def clean_name(value: str) -> str:
-    """A display name as typed, as it is kept (accounts.names); ValidationError if it has
-    characters that show nothing or would disturb the text around it, or is too long."""
-    if hidden := names.hidden_characters(value):
+    """A display name as typed, as it is kept (accounts.names); ValidationError if it shows
+    nothing to read, has characters that show nothing or would disturb the text around it,
+    or is too long."""
+    if value and names.is_blank(value):
+        raise ValidationError(
+            _(
+                "El nombre no tiene nada que se pueda leer, solo acentos sueltos o caracteres"
+                " invisibles: escribe un nombre."
+            ),
+            code="blank",
+        )
+    if invisible := names.invisible_characters(value):
         raise ValidationError(
             _(
                 "El nombre lleva caracteres invisibles o de control (%(codes)s), que no se"
                 " ven pero cambian cómo se muestra: escríbelo sin ellos."
             )
-            % {"codes": ", ".join(hidden)},
+            % {"codes": ", ".join(invisible)},
             code="hidden_characters",
+        )
+    if lone := names.lone_marks(value):
+        raise ValidationError(
+            _(
+                "El nombre lleva acentos o signos sueltos (%(codes)s), sin una letra a la que"
+                " unirse: escríbelos junto a su letra o quítalos."
+            )
+            % {"codes": ", ".join(lone)},
+            code="lone_marks",
         )
     name = names.normalize(value)
     limit = User._meta.get_field("display_name").max_length
@@ -31,6 +49,21 @@ def clean_name(value: str) -> str:
             code="max_length",
         )
     return name
+
+
+def same_name(name, pk=None) -> User | None:
+    """The player other than pk whose name reads as name (accounts.names.fold), if any."""
+    wanted = names.fold(name)
+    others = User.objects.exclude(pk=pk).only("pk", "display_name", "username")
+    return next((user for user in others.iterator() if names.fold(user.name) == wanted), None)
+
+
+def name_taken(other) -> str:
+    """Why a name that reads as other's cannot be given."""
+    return _(
+        "Ya hay un jugador que se llama «%(name)s»: elige otro nombre para distinguirlos en"
+        " las tarjetas."
+    ) % {"name": other.name}
 
 
 class DistinctNameMixin:
@@ -57,21 +90,15 @@ class DistinctNameMixin:
         if renamed and "display_name" in self.fields and not self.has_error("display_name"):
             username = data.get("username") or self.instance.username
             name = data.get("display_name") or username
-            if name and (other := _same_name(name, self.instance.pk)):
+            if name and (other := same_name(name, self.instance.pk)):
                 self.same_name = other
-                self.add_error(
-                    "display_name",
-                    _(
-                        "Ya hay un jugador que se llama «%(name)s»: elige otro nombre para"
-                        " distinguirlos en las tarjetas."
-                    )
-                    % {"name": other.name},
-                )
+                self.add_error("display_name", name_taken(other))
         return data
 
 
 class GuestForm(DistinctNameMixin, forms.ModelForm):
-    """«Añadir invitado»: the name of a guest, with the rules of any player's."""
+    """«Añadir invitado»: the name of a guest, with the rules of any player's. The name is
+    checked again where the guest is added (scorecards.services.guest_add)."""
 
     class Meta:
         model = User
@@ -79,12 +106,6 @@ class GuestForm(DistinctNameMixin, forms.ModelForm):
         error_messages = {
             "display_name": {"required": gettext_lazy("Escribe el nombre del invitado.")}
         }
-
-
-def _same_name(name, pk) -> User | None:
-    wanted = names.fold(name)
-    others = User.objects.exclude(pk=pk).only("pk", "display_name", "username")
-    return next((user for user in others.iterator() if names.fold(user.name) == wanted), None)
 
 
 class LoginForm(AuthenticationForm):

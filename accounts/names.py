@@ -4,70 +4,101 @@ a page shows one.
 A name is typed by one player and read by all the others, so it must not be able to
 disguise itself or disturb what is around it:
 
-- It has no control or format characters. Bidi controls (U+202A to U+202E, U+2066 to
-  U+2069)
-  would reorder the text after the name, a total of 195 reading as 591; zero-width
-  characters, the soft hyphen and the BOM would make an invisible twin of a name.
+- It has nothing that shows nothing or changes how the letters beside it look
+  (`hidden_characters`). Bidi controls (U+202A to U+202E, U+2066 to U+2069) would reorder
+  the text after the name, a total of 195 reading as 591; zero-width characters, joiners,
+  the soft hyphen, the BOM, tag characters and variation selectors would make an invisible
+  twin of a name; an accent with no letter under it (a lone combining mark) lands on
+  whatever is beside it. Only U+FE0E and U+FE0F after a symbol pass: they choose how a
+  symbol is drawn («❤️» as a phone types it), and `fold` sets them aside.
+- It is not blank once those are set aside (`is_blank`): two acute accents (U+0301) alone
+  are no name.
 - It is kept in NFKC, so «Ana» in fullwidth letters (U+FF21...) is saved as «Ana».
 - Two names are the same when they fold alike (`fold`): case, accents, invisible
-  characters and lookalike letters of other scripts aside. «Óscar» is «oscar», and
-  «Tom» with a Cyrillic «T» (U+0422) is «Tom».
+  characters and lookalike letters of any script aside. «Óscar» is «oscar», «Tom» with a
+  Cyrillic «T» (U+0422) is «Tom», and «Ana» with a Cherokee «A» (U+13AA) is «Ana».
 - A page shows it isolated (`isolate`, `<bdi>`), so that a right-to-left name never
   moves the numbers beside it.
 
-The lookalikes are a small table in code rather than a dependency: the Cyrillic, Greek
-and Armenian letters that Unicode's confusables data (UTS #39) gives as a single Latin
-letter, and a few Latin letters drawn like others (dotless i, small capitals). Full
-UTS #39 skeletons would also merge Latin with Latin («l» and «I», «rn» and «m»), which
-the table leaves out: two real names may differ by just that.
+The lookalikes come from Unicode's confusables data (UTS #39) as confusable-homoglyphs
+ships it: pure Python, the package django-registration uses to refuse lookalike usernames,
+its data updated with Unicode's. Each letter outside ASCII becomes the ASCII letter the data
+draws it like; ASCII itself is left alone, because full UTS #39 skeletons (ICU's, or the
+`confusables` package's) also merge Latin with Latin («l» and «I», «rn» and «m»), and two
+real names may differ by just that («Erna», «Ema»).
 """
 
+import functools
 import unicodedata
 
+from confusable_homoglyphs import confusables
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import get_text_list
 from django.utils.translation import gettext
 
 # Never visible as themselves: controls (Cc), format characters such as the bidi
-# controls, zero-width characters, the soft hyphen and the BOM (Cf), surrogates (Cs),
-# private use (Co), unassigned code points (Cn), and line and paragraph separators.
+# controls, joiners, zero-width and tag characters, the soft hyphen and the BOM (Cf),
+# surrogates (Cs), private use (Co), unassigned code points (Cn), and line and paragraph
+# separators.
 HIDDEN_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
 # Letters and marks that draw nothing, though their category says otherwise: the Hangul
 # fillers, the braille blank, the combining grapheme joiner and Khmer's inherent vowels.
 BLANKS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f\u17b4\u17b5")
-
-# Letters of other scripts drawn like a Latin letter, mapped to it. Applied after NFKD and
-# before casefolding, so Greek capital nu becomes «N» while its small letter becomes «v».
-_LOOKALIKE = (
-    # Greek
-    "ͿΑΒΕΖΗΙΚΜΝΟΡΤΥΧαγινορσυϜϳϺ",  # noqa: RUF001
-    "JABEZHIKMNOPTYXayivopouFjM",
-    # Cyrillic
-    "ЅІЈАВЕКМНОРСТУХЬагеорсухѕіјѡѴѵҮүһҽӀӏԁԌԛԜԝꙇ",  # noqa: RUF001
-    "SIJABEKMHOPCTYXbareopcyxsijwVvYyheIidGqWwi",
-    # Armenian
-    "ՍՏՕագզհոռսցքօ",  # noqa: RUF001
-    "USOwqqhnnugfo",
-    # Latin letters drawn like other Latin letters
-    "ıɑɡɩɪʏᴄᴏᴜᴠᴡᴢꜱ",  # noqa: RUF001
-    "iagiiycouvwzs",
+# Marks that draw nothing and change the look of the character before them: the variation
+# selectors, ideographic ones and Mongolian free ones.
+SELECTORS = frozenset(
+    chr(c) for c in [*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0), *range(0x180B, 0x1810)]
 )
-LOOKALIKES = str.maketrans(
-    "".join(_LOOKALIKE[0::2]),
-    "".join(_LOOKALIKE[1::2]),
-)
+# Text or emoji style: after a symbol, all they change is how that symbol is drawn.
+EMOJI_STYLE = frozenset("\ufe0e\ufe0f")
 
 
 def is_hidden(char: str) -> bool:
     """Whether char is a control, format or other character that shows nothing itself."""
-    return char in BLANKS or unicodedata.category(char) in HIDDEN_CATEGORIES
+    return char in BLANKS or char in SELECTORS or unicodedata.category(char) in HIDDEN_CATEGORIES
+
+
+def is_mark(char: str) -> bool:
+    """Whether char is a combining mark, drawn on the character before it."""
+    return unicodedata.category(char).startswith("M") and not is_hidden(char)
+
+
+def invisible_characters(text: str) -> list[str]:
+    """The characters in text that show nothing themselves, once each, as «U+202E»."""
+    found, previous = {}, ""
+    for char in text:
+        style = char in EMOJI_STYLE and previous and unicodedata.category(previous) == "So"
+        if is_hidden(char) and not style:
+            found[f"U+{ord(char):04X}"] = None
+        previous = char
+    return list(found)
+
+
+def lone_marks(text: str) -> list[str]:
+    """The combining marks that have no character to be drawn on in text as it is kept
+    (at its start, or after a space), once each, as «U+0301»."""
+    found, on_something = {}, False
+    # As kept: NFKC makes a spacing accent (U+00B4) a space and a combining one.
+    for char in normalize(text):
+        if is_mark(char):
+            if not on_something:
+                found[f"U+{ord(char):04X}"] = None
+        elif not is_hidden(char):
+            on_something = not char.isspace()
+    return list(found)
 
 
 def hidden_characters(text: str) -> list[str]:
-    """The hidden characters in text, once each, as «U+202E»."""
-    found = dict.fromkeys(f"U+{ord(c):04X}" for c in text if is_hidden(c))
-    return list(found)
+    """Every character that may not be in a name, once each, as «U+202E»: the invisible
+    ones and the lone marks."""
+    return list(dict.fromkeys(invisible_characters(text) + lone_marks(text)))
+
+
+def is_blank(text: str) -> bool:
+    """Whether text shows nothing to read once invisible characters, marks and spaces are
+    set aside."""
+    return all(is_hidden(c) or is_mark(c) or c.isspace() for c in normalize(text))
 
 
 def normalize(text: str) -> str:
@@ -81,8 +112,30 @@ def fold(text: str) -> str:
     a Latin «T»."""
     text = unicodedata.normalize("NFKD", text)
     text = "".join(c for c in text if not unicodedata.combining(c) and not is_hidden(c))
-    text = unicodedata.normalize("NFKD", text.translate(LOOKALIKES).casefold())
+    # Lookalikes before casefolding, so Greek capital nu is «N» and its small letter «v»;
+    # and after, for what casefolding makes (Cherokee small letters fold to capitals).
+    text = _latin(_latin(text).casefold()).casefold()
+    text = unicodedata.normalize("NFKD", text)
     return " ".join("".join(c for c in text if not unicodedata.combining(c)).split())
+
+
+def _latin(text: str) -> str:
+    return "".join(map(latin_lookalike, text))
+
+
+@functools.cache
+def latin_lookalike(char: str) -> str:
+    """The ASCII letters char is drawn like, per Unicode's confusables data, or char itself:
+    Cherokee letter go (U+13AA) is «A». ASCII is left as it is."""
+    if char.isascii() or not (found := confusables.is_confusable(char, greedy=True)):
+        return char
+    for homoglyph in found[0]["homoglyphs"]:
+        # Right-to-left lookalikes come wrapped in LEFT-TO-RIGHT MARKs.
+        glyph = homoglyph["c"].strip("\u200e")
+        if glyph.isascii() and glyph.isalpha():
+            # The data draws a stroke as «l»; a capital one passes for an «I».
+            return "I" if glyph == "l" and char.isupper() else glyph
+    return char
 
 
 def sort_key(name: str) -> tuple[str, str]:

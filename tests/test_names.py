@@ -201,6 +201,157 @@ def test_importing_players_refuses_hidden_characters_and_lookalikes(tmp_path):
     assert User.objects.get(username="lucia").display_name == "Lucía Gil"
 
 
+# Every way a name is given obeys one rule
+
+
+# Marks that draw nothing of their own but change the letter before them: an emoji's and
+# a standardized variation selector, an ideographic one, a Mongolian free one.
+SELECTORS = ["\ufe0f", "\ufe00", "\U000e0100", "\u180b"]
+# Letters of Cherokee and Lisu drawn as Latin «A» and «B».
+FOREIGN_TWINS = [("\u13aana", "Ana"), ("\ua4eena", "Ana"), ("\u13f4erto", "Berto")]
+WAYS = ["guest", "profile", "admin add", "admin change", "import page", "import"]
+
+
+@pytest.fixture
+def club(db):
+    """Ana and Berto, Pepe who renames himself or adds a guest, and an admin."""
+    UserFactory(username="ana", display_name="Ana")
+    UserFactory(username="berto", display_name="Berto")
+    pepe = UserFactory(username="pepe", display_name="Pepe")
+    staff = UserFactory(username="admin", display_name="Admin", is_staff=True, is_superuser=True)
+    return {"pepe": pepe, "staff": staff}
+
+
+def give(way, club, name) -> str:
+    """Name a new player (or rename Pepe) the way way does; what it answers. Each refuses:
+    the state of every account is checked unchanged after."""
+    from django.core.exceptions import ValidationError
+    from django.test import Client
+
+    from accounts.club import club_register, club_rows
+
+    before = set(User.objects.values_list("username", "display_name"))
+    client = Client()
+    client.force_login(club["staff" if way.startswith(("admin", "import")) else "pepe"])
+    if way == "guest":
+        data = {"invitado": name, "modo": "presencial"}
+        response = client.post(reverse("guest_add"), data)
+        assert response.status_code == 400
+    elif way == "profile":
+        response = save_name(client, name)
+        assert response.status_code == 200
+    elif way == "admin add":
+        data = {"username": "nuevo", "display_name": name, "password_mode": "generar"}
+        response = client.post(reverse("admin:accounts_user_add"), data)
+        assert response.status_code == 200
+    elif way == "admin change":
+        data = {"username": "pepe", "display_name": name, "is_active": "on"}
+        response = client.post(reverse("admin:accounts_user_change", args=[club["pepe"].pk]), data)
+        assert response.status_code == 200
+    elif way == "import page":
+        response = client.post(reverse("admin:accounts_user_import"), {"text": f"nuevo,{name}\n"})
+        assert "No se ha registrado a nadie" in response.text
+    else:
+        with pytest.raises(ValidationError) as refused:
+            club_register(club_rows(f"nuevo,{name}\n"))
+        response = None
+    assert set(User.objects.values_list("username", "display_name")) == before
+    return response.text if response else " ".join(refused.value)
+
+
+@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize("selector", SELECTORS, ids=lambda c: f"U+{ord(c):04X}")
+def test_a_variation_selector_cannot_make_a_second_ana(club, way, selector):
+    text = give(way, club, f"Ana{selector}")
+    assert f"El nombre lleva caracteres invisibles o de control (U+{ord(selector):04X})" in text
+
+
+@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize(("twin", "name"), FOREIGN_TWINS, ids=["cherokee", "lisu", "berto"])
+def test_a_lookalike_in_any_script_is_another_players_name(club, way, twin, name):
+    text = give(way, club, twin)
+    assert f"a hay un jugador que se llama «{name}»" in text
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_a_name_of_accents_alone_is_refused(club, way):
+    text = give(way, club, "\u0301\u0301")
+    assert "El nombre no tiene nada que se pueda leer" in text
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_an_accent_without_its_letter_is_refused(club, way):
+    text = give(way, club, "Ana \u0301Mar")
+    assert "El nombre lleva acentos o signos sueltos (U+0301)" in text
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "\u0301Ana",  # at the start
+        "Ana \u0301",  # after a space
+        "Ana \u20dd",  # an enclosing circle round nothing
+        "\u00b4Ana",  # a spacing acute, kept as a space and a combining one
+    ],
+)
+def test_a_lone_mark_is_refused_wherever_it_is(ana_client, ana, name):
+    response = save_name(ana_client, name)
+    assert "acentos o signos sueltos" in response.text
+    ana.refresh_from_db()
+    assert ana.display_name == "Ana"
+
+
+def test_names_with_their_accents_on_their_letters_are_names(ana_client, ana):
+    # Decomposed accents, a stack of two in Vietnamese, a Devanagari vowel sign, and an
+    # emoji with the selector a phone types after it (a symbol: only its look changes).
+    for name in (
+        "Lo\u0301pez",
+        "Nguy\u00ea\u0303n",
+        "\u0905\u092e\u093f\u0924",
+        "Ana \u2764\ufe0f",
+    ):
+        response = save_name(ana_client, name)
+        assert response.status_code == 302, name
+        ana.refresh_from_db()
+        assert ana.display_name == normalize(name)
+
+
+def test_an_emoji_with_and_without_its_selector_is_one_name(ana_client):
+    UserFactory(username="bea", display_name="Bea \u2764")
+    response = save_name(ana_client, "Bea \u2764\ufe0f")
+    assert "Ya hay un jugador que se llama «Bea \u2764»" in response.text
+
+
+def test_a_selector_after_a_letter_or_a_second_one_is_refused():
+    assert hidden_characters("Ana\ufe0f") == ["U+FE0F"]
+    assert hidden_characters("\u2764\ufe0f") == []
+    assert hidden_characters("\u2764\ufe0f\ufe0f") == ["U+FE0F"]
+    assert hidden_characters("\u2764\ufe00") == ["U+FE00"]
+    assert hidden_characters("\u0301\u0301") == ["U+0301"]
+
+
+def test_fold_sets_aside_selectors_and_lookalikes_of_any_script():
+    for selector in SELECTORS:
+        assert fold(f"Ana{selector}") == "ana"
+    for twin, name in FOREIGN_TWINS:
+        assert fold(twin) == fold(name)
+    # A stroke of another script is a capital «I» where it is a capital.
+    assert fold("\u0399\u00f1igo") == fold("I\u00f1igo")  # Greek capital iota
+    assert fold("\u0406van") == fold("Ivan")  # Cyrillic capital I
+    # Latin letters are never merged with Latin letters: two real names may differ so.
+    assert fold("Ivan") != fold("lvan")
+    assert fold("Erna") != fold("Ema")
+    assert fold("B0b") != fold("Bob")
+
+
+def test_a_name_saved_with_a_selector_before_the_check_may_stay(client):
+    old = User.objects.create(username="old", display_name="Ana\ufe0f")
+    client.force_login(old)
+    assert save_name(client, "Ana\ufe0f").status_code == 302
+    old.refresh_from_db()
+    assert old.display_name == "Ana\ufe0f"
+
+
 # Every name shown isolated
 
 
