@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from django.contrib.auth import get_user_model
+from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
@@ -18,6 +19,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from accounts.forms import name_taken, same_name
 from accounts.models import GUESTS_PER_DAY
 from accounts.names import fold, isolate_text
 from scorecards import dice, rules
@@ -277,14 +279,27 @@ def scorecard_rematch(*, scorecard_id, user) -> Rematch:
     return Rematch(scorecard, made=True)
 
 
+class NameTaken(Refused):
+    """A guest's name that another player's reads as (accounts.forms.same_name)."""
+
+    def __init__(self, player):
+        super().__init__(name_taken(player))
+        self.player = player
+
+
 def guest_add(*, added_by, name):
     """A player account for a guest (GUEST), named name (accounts.forms.GuestForm cleans
     it): they play tonight and cannot log in until the admin gives them a log-in.
-    Refused past GUESTS_PER_DAY guests added by the same account today."""
+    Refused past GUESTS_PER_DAY guests added by the same account today, and (NameTaken)
+    when another player's name reads as name."""
     User = get_user_model()
     with transaction.atomic():
-        # Two requests at once by one account count one after the other.
-        User.objects.select_for_update().filter(pk=added_by.pk).first()
+        # Guests are added one after another, whoever adds them, so that each counts the
+        # guests and checks the names of those added before it: every guest_add locks the
+        # one row that stands for the players' table (on SQLite, each transaction already
+        # waits for the one before).
+        players = ContentType.objects.get_for_model(User)
+        ContentType.objects.select_for_update().filter(pk=players.pk).first()
         today = User.objects.filter(added_by=added_by, date_joined__date=timezone.localdate())
         if today.count() >= GUESTS_PER_DAY:
             raise Refused(
@@ -294,6 +309,8 @@ def guest_add(*, added_by, name):
                 )
                 % {"max": GUESTS_PER_DAY}
             )
+        if other := same_name(name):
+            raise NameTaken(other)
         # The admin may rename it when giving the guest a log-in.
         return User.objects.create_user(
             _guest_username(name), password=None, display_name=name, added_by=added_by

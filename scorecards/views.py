@@ -344,6 +344,10 @@ def guest_add(request):
             guest = services.guest_add(
                 added_by=request.user, name=form.cleaned_data["display_name"]
             )
+        except services.NameTaken as taken:
+            # Given to another player since the form checked it: offer to tick them.
+            form.same_name = taken.player
+            form.add_error("display_name", taken.message)
         except Refused as refused:
             form.add_error(None, refused.message)
         else:

@@ -2,11 +2,13 @@
 keeps their games once the admin gives them a log-in."""
 
 import re
+import threading
 import uuid
 from datetime import timedelta
 
 import pytest
 from django.contrib.auth import SESSION_KEY, get_user_model
+from django.db import connection
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -218,6 +220,67 @@ def test_the_eleventh_guest_of_a_day_is_refused(org_client, organizer, ana):
     assert add_guest(other, "Once").status_code == 302
     User.objects.filter(added_by=organizer).update(date_joined=timezone.now() - timedelta(days=1))
     assert add_guest(org_client, "Doce").status_code == 302
+
+
+# Two at once
+
+
+QUIMERAS = ["Quimera", "quimera", "QUIMERA", "Quiméra", "Quimera ", "Qu\u0131mera"]
+
+
+def test_six_guests_with_one_name_at_once_make_one(transactional_db, monkeypatch):
+    """Six organizers add «Quimera» in six spellings at the same moment: each request's form
+    finds no Quimera before any is added, so only the check made under the lock of
+    services.guest_add, one request after another, can keep the name to one player."""
+    organizers = [UserFactory(username=f"org{i}", display_name=f"Org {i}") for i in range(6)]
+    clients = []
+    for organizer in organizers:
+        client = Client()
+        client.force_login(organizer)
+        clients.append(client)
+    # Every form has checked its name before any guest is added.
+    add, checked = services.guest_add, threading.Barrier(len(QUIMERAS))
+
+    def add_once_all_checked(**kwargs):
+        checked.wait(10)
+        return add(**kwargs)
+
+    monkeypatch.setattr(services, "guest_add", add_once_all_checked)
+    answers = {}
+
+    def request(client, name):
+        try:
+            answers[name] = add_guest(client, name)
+        finally:
+            connection.close()
+
+    threads = [
+        threading.Thread(target=request, args=pair) for pair in zip(clients, QUIMERAS, strict=True)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    (quimera,) = guests()
+    assert User.objects.count() == len(organizers) + 1
+    made = [name for name, response in answers.items() if response.status_code == 302]
+    assert len(made) == 1
+    for name, response in answers.items():
+        if name not in made:
+            assert response.status_code == 400
+            assert f"Ya hay un jugador que se llama «{quimera.name}»" in response.text
+            # The page offers to tick the Quimera who was just added instead.
+            assert f"p={quimera.pk}" in response.text
+
+
+def test_the_name_is_checked_again_where_the_guest_is_added(ana):
+    """services.guest_add itself refuses a name another player shows, whoever asks."""
+    services.guest_add(added_by=ana, name="Quimera")
+    with pytest.raises(services.NameTaken) as refused:
+        services.guest_add(added_by=UserFactory(), name="QUIMÉRA")
+    assert refused.value.player.display_name == "Quimera"
+    assert "Ya hay un jugador que se llama «Quimera»" in refused.value.message
+    assert [g.display_name for g in guests()] == ["Quimera"]
 
 
 # Who may
