@@ -25,7 +25,8 @@ from scorecards.models import Scorecard
 EVERY = 0.25
 # A comment line this often, so proxies and phones keep an idle connection open.
 HEARTBEAT = 15.0
-# A stream no version has moved on for this long ends; the page then polls, slowly.
+# A stream ends this long after its page opened it, whatever moved since: only a request
+# says that someone is still there. The page then polls, until its viewer comes back.
 IDLE_LIMIT = 30 * 60.0
 # Streams one user may hold open in one process (a phone, a tablet, a few tabs).
 MAX_PER_USER = 8
@@ -125,8 +126,35 @@ def versions() -> Versions:
     return _versions[loop]
 
 
-def may_open(user_id: int) -> bool:
-    return _streams[user_id] < MAX_PER_USER
+def admit(user_id: int) -> bool:
+    """Count one more stream for user_id, unless they hold MAX_PER_USER already; whether
+    it was counted. The count goes up as the stream is accepted, so that opens arriving
+    together cannot all pass it; Admitted takes it down again."""
+    if _streams[user_id] >= MAX_PER_USER:
+        return False
+    _streams[user_id] += 1
+    return True
+
+
+class Admitted:
+    """A stream admit() counted, as a response's content: its events, and a close() that
+    Django calls once the response is over, sent or not (a phone gone before its first
+    event), which gives the place back."""
+
+    def __init__(self, user_id: int, events):
+        self.user_id = user_id
+        self.events = events
+        self.closed = False
+
+    def __aiter__(self):
+        return aiter(self.events)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            _streams[self.user_id] -= 1
+            if _streams[self.user_id] <= 0:
+                del _streams[self.user_id]
 
 
 def event(name: str, version: int | str = "", data: str | None = None) -> str:
@@ -140,23 +168,26 @@ def event(name: str, version: int | str = "", data: str | None = None) -> str:
 # the patch between them and the version it brings (perhaps later still), or None. It
 # runs on the process's database thread (Versions.run), one stream's after another's.
 Patch = Callable[[int, int], tuple[int, str] | None]
+# Whether the stream's viewer may still follow the card: their session still exists and is
+# theirs, they are still active, and may still see the card. On the same thread.
+Allowed = Callable[[], bool]
 
 
-async def stream(pk: int, user_id: int, shown: int, state: State, patch: Patch):
+async def stream(pk: int, shown: int, state: State, patch: Patch, allowed: Allowed, login: str):
     """The card's events for a page that shows version `shown`, whenever the card moves
     (at once if it already has): «patch», whose data is {"base": the version it applies
     to, "html": the patch}, or «version» when the page must ask (patch gave None). Then
-    «end» once the card is over, «idle» when nothing moved for IDLE_LIMIT, and a comment
-    line every HEARTBEAT seconds between them."""
+    «end» once the card is over, «idle» IDLE_LIMIT after it opened, and a comment line
+    every HEARTBEAT seconds between them. Before each event and each heartbeat it asks
+    whether its viewer is still allowed: if not, «login», whose data is where to log in
+    again, and nothing more."""
     hub = versions()
     hub.watch(pk, state)
-    _streams[user_id] += 1
     try:
         yield f"retry: {RETRY_MS}\n\n"
         idle_until = time.monotonic() + IDLE_LIMIT
         while True:
             if state.version > shown:
-                idle_until = time.monotonic() + IDLE_LIMIT
                 found = None if state.over else await hub.run(patch, shown, state.version)
                 if found is None:
                     shown = state.version
@@ -173,12 +204,13 @@ async def stream(pk: int, user_id: int, shown: int, state: State, patch: Patch):
                 yield event("idle")
                 return
             moved = await hub.moved(pk, state, min(HEARTBEAT, left))
+            # The view asked as it opened; from then on, before anything is sent.
+            if not await hub.run(allowed):
+                yield event("login", data=login)
+                return
             if moved is None:
                 yield ": ping\n\n"
             else:
                 state = moved
     finally:
-        _streams[user_id] -= 1
-        if _streams[user_id] <= 0:
-            del _streams[user_id]
         hub.unwatch(pk)

@@ -2,19 +2,21 @@ import csv
 import functools
 import threading
 import uuid
+from importlib import import_module
 from urllib.parse import urlencode
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import get_user_model
+from django.contrib.auth import get_user, get_user_model
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.core.cache import cache
 from django.core.handlers.asgi import ASGIRequest
 from django.core.paginator import Paginator
 from django.db import connections
 from django.db.models import BooleanField, ExpressionWrapper, prefetch_related_objects
-from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -735,9 +737,8 @@ async def scorecard_events(request, pk):
         # A WSGI server would hold a thread for the whole stream and send nothing (a
         # proxy that routes the stream to it, say): 204 tells the page not to retry.
         return HttpResponse(status=204)
-    if not live.may_open(user.pk):
-        return HttpResponse(_("Demasiadas tarjetas abiertas a la vez."), status=429)
     language = get_language()
+    session_key = request.session.session_key
 
     def patch(since, version):
         # On the process's one thread for the streams (live.Versions.run): a table's
@@ -745,13 +746,22 @@ async def scorecard_events(request, pk):
         # find the patch in the cache.
         return stream_patch(user, card | {"version": version}, since, language)
 
+    def allowed():
+        return may_follow(session_key, user.pk, pk)
+
     # The stream holds no connection of its own (Django gives each ASGI request a thread,
     # whose connection would stay open as long as the stream): the process's one
     # thread for the streams reads for all of them.
     await sync_to_async(connections.close_all)()
+    # Counted here, with no await before the response: opens arriving together each see
+    # the others' count.
+    if not live.admit(user.pk):
+        return HttpResponse(_("Demasiadas tarjetas abiertas a la vez."), status=429)
     state = live.State(card["version"], over=over)
+    login = redirect_to_login(reverse("scorecard", args=[pk]))["Location"]
+    events = live.stream(pk, shown, state, patch, allowed, login)
     response = StreamingHttpResponse(
-        live.stream(pk, user.pk, shown, state, patch), content_type="text/event-stream"
+        live.Admitted(user.pk, events), content_type="text/event-stream"
     )
     response["Cache-Control"] = "no-cache"
     # Every event as it is written: not held by nginx, nor gzipped (GZipMiddleware
@@ -759,6 +769,16 @@ async def scorecard_events(request, pk):
     response["X-Accel-Buffering"] = "no"
     response["Content-Encoding"] = "identity"
     return response
+
+
+def may_follow(session_key, user_id, pk) -> bool:
+    """Whether the session that opened a card's stream still logs in user_id, as its next
+    request would find it (not logged out, expired, or ended by a password change, and its
+    user still active), and that user may still see card pk."""
+    request = HttpRequest()
+    request.session = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
+    user = get_user(request)
+    return user.pk == user_id and Scorecard.objects.for_user(user).filter(pk=pk).exists()
 
 
 @login_required

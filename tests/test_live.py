@@ -2,6 +2,7 @@
 what changed for a page a few changes behind, the whole sheet otherwise, and the session
 checked on every poll."""
 
+import asyncio
 import re
 from urllib.parse import quote
 
@@ -564,3 +565,135 @@ def test_a_stream_process_reads_all_its_cards_versions_in_one_query(
     assert states[cards[1].pk] == stream_hub.State(version=0, over=False)
     assert gone not in states  # a discarded card: its streams end (scorecards.live.GONE)
     assert len(states) == n
+
+
+# The stream's viewer, asked before each event and heartbeat (views.may_follow)
+
+
+def _session_key(client) -> str:
+    return client.cookies["sessionid"].value
+
+
+@pytest.mark.parametrize("ended", [_log_out_elsewhere, _deactivate, _change_password])
+def test_a_stream_may_follow_only_while_its_session_logs_its_player_in(client, card, ana, ended):
+    client.force_login(ana)
+    key = _session_key(client)
+    assert views.may_follow(key, ana.pk, card.pk)
+    ended(ana)
+    assert not views.may_follow(key, ana.pk, card.pk)
+
+
+def test_a_stream_may_not_follow_after_a_log_out_on_its_own_phone(client, card, ana):
+    client.force_login(ana)
+    key = _session_key(client)
+    client.post(reverse("logout"))
+    assert not views.may_follow(key, ana.pk, card.pk)
+
+
+def test_a_stream_may_not_follow_a_card_its_viewer_no_longer_sees(client, card):
+    staff = UserFactory(is_staff=True)
+    client.force_login(staff)
+    key = _session_key(client)
+    assert views.may_follow(key, staff.pk, card.pk)
+    staff.is_staff = False
+    staff.save()
+    assert not views.may_follow(key, staff.pk, card.pk)
+
+
+def test_a_stream_may_not_follow_with_another_players_session(client, card, ana, ben):
+    client.force_login(ben)
+    assert not views.may_follow(_session_key(client), ana.pk, card.pk)
+    assert not views.may_follow("no-such-session", ana.pk, card.pk)
+
+
+def test_asking_whether_a_stream_may_follow_costs_three_queries(
+    client, card, ana, django_assert_num_queries
+):
+    client.force_login(ana)
+    key = _session_key(client)
+    # the session, its user, and whether that user sees the card
+    with django_assert_num_queries(3):
+        assert views.may_follow(key, ana.pk, card.pk)
+
+
+class _Moving:
+    """A stand-in for live.Versions whose card moves every few milliseconds, and which
+    counts how often the stream asked whether its viewer is still allowed."""
+
+    def __init__(self, allowed_times):
+        self.version = 0
+        self.asked = 0
+        self.allowed_times = allowed_times
+
+    def watch(self, pk, state):
+        pass
+
+    def unwatch(self, pk):
+        pass
+
+    async def moved(self, pk, shown, timeout):
+        await asyncio.sleep(0.005)
+        self.version += 1
+        return stream_hub.State(self.version, over=False)
+
+    async def run(self, fn, *args):
+        return fn(*args)
+
+    def allowed(self):
+        self.asked += 1
+        return self.asked <= self.allowed_times
+
+
+async def _events(hub, limit=10_000):
+    names = []
+    events = stream_hub.stream(
+        1, 0, stream_hub.State(0, over=False), lambda since, v: (v, "<p>"), hub.allowed, "/e/"
+    )
+    async for text in events:
+        names.append(text.split("event: ")[1].split("\n")[0] if "event: " in text else text)
+        if len(names) > limit:
+            break
+    return names
+
+
+def test_a_stream_ends_idle_after_its_limit_however_often_the_card_moves(monkeypatch):
+    hub = _Moving(allowed_times=10_000)
+    monkeypatch.setattr(stream_hub, "versions", lambda: hub)
+    monkeypatch.setattr(stream_hub, "IDLE_LIMIT", 0.3)
+    names = asyncio.run(_events(hub))
+    assert names[-1] == "idle"
+    assert names.count("patch") > 5  # the card kept moving, and each move was sent
+
+
+def test_a_stream_whose_viewer_is_gone_says_log_in_and_sends_nothing_more(monkeypatch):
+    hub = _Moving(allowed_times=3)
+    monkeypatch.setattr(stream_hub, "versions", lambda: hub)
+    names = asyncio.run(_events(hub))
+    assert names[1:] == ["patch", "patch", "patch", "login"]
+    assert hub.asked == 4  # once before each event
+
+
+def test_a_stream_asks_at_each_heartbeat_too(monkeypatch):
+    class Still(_Moving):
+        async def moved(self, pk, shown, timeout):
+            await asyncio.sleep(0.005)
+            return None
+
+    hub = Still(allowed_times=2)
+    monkeypatch.setattr(stream_hub, "versions", lambda: hub)
+    names = asyncio.run(_events(hub))
+    assert names[1:] == [": ping\n\n", ": ping\n\n", "login"]
+
+
+def test_simultaneous_opens_are_counted_as_they_are_accepted():
+    admitted = [stream_hub.admit(4242) for _ in range(stream_hub.MAX_PER_USER + 3)]
+    assert admitted == [True] * stream_hub.MAX_PER_USER + [False] * 3
+    streams = [stream_hub.Admitted(4242, iter(())) for _ in range(stream_hub.MAX_PER_USER)]
+    streams[0].close()
+    streams[0].close()  # gives its place back once only
+    assert stream_hub.admit(4242)
+    assert not stream_hub.admit(4242)
+    streams[0] = stream_hub.Admitted(4242, iter(()))
+    for stream in streams:
+        stream.close()
+    assert 4242 not in stream_hub._streams

@@ -4,6 +4,7 @@ versions, a restart, the limit per user, and a write on one app server heard on 
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import quote
 
 import pytest
@@ -349,6 +350,81 @@ def test_one_user_cannot_hold_an_unbounded_number_of_streams(app, table):
             break
         time.sleep(0.5)
     assert status == 200
+
+
+def test_simultaneous_opens_cannot_pass_the_limit_per_user(app, table):
+    ana = browser(app, "ana")
+    opens = 3 * live.MAX_PER_USER
+    with ThreadPoolExecutor(max_workers=opens) as pool:
+        streams = list(pool.map(lambda _: ana.stream(events_url(table, 0)), range(opens)))
+    try:
+        statuses = sorted(stream.status for stream in streams)
+        assert statuses == [200] * live.MAX_PER_USER + [429] * (opens - live.MAX_PER_USER)
+    finally:
+        for stream in streams:
+            stream.close()
+
+
+DEACTIVATE = """
+import sys
+from accounts.models import User
+User.objects.filter(username=sys.argv[1]).update(is_active=False)
+"""
+
+
+def _log_out(app, ana, db_url):
+    assert ana.post("/salir/").status == 302
+
+
+def _deactivate(app, ana, db_url):
+    django_script(db_url, DEACTIVATE, "ana")
+
+
+def _change_password_elsewhere(app, ana, db_url):
+    other = browser(app, "ana")
+    changed = other.post(
+        "/contrasena/",
+        {
+            "old_password": PASSWORD,
+            "new_password1": "otra-clave-bien-larga-42",
+            "new_password2": "otra-clave-bien-larga-42",
+        },
+    )
+    assert changed.status == 302, changed.body[:500]
+
+
+@pytest.mark.parametrize("ended", [_log_out, _deactivate, _change_password_elsewhere])
+def test_a_stream_sends_nothing_more_once_its_session_has_ended(app, table, db_url, ended):
+    ana, ben, olga = browser(app, "ana"), browser(app, "ben"), browser(app, "olga")
+    streams = {"ana": ana.stream(events_url(table, 0)), "ben": ben.stream(events_url(table, 0))}
+    try:
+        ended(app, ana, db_url)
+        write_box(olga, table, "fives", "15", 0)
+        # Ben, still logged in, hears the write; Ana's page is sent to log in, and her
+        # stream ends without it.
+        assert streams["ben"].next_named("patch").id == "1"
+        told = streams["ana"].next_named("patch", "version", "login")
+        assert told.name == "login"
+        assert told.data == f"/entrar/?next={quote(f'/tarjetas/{table["card"]}/')}"
+        assert streams["ana"].next() is None
+    finally:
+        for stream in streams.values():
+            stream.close()
+
+
+def test_a_stream_whose_session_ended_says_so_at_its_next_heartbeat(app, table):
+    ana = browser(app, "ana")
+    stream = ana.stream(events_url(table, 0), timeout=live.HEARTBEAT + 10)
+    try:
+        assert stream.next().data == ""  # retry
+        assert ana.post("/salir/").status == 302
+        started = time.monotonic()
+        told = stream.next_named("patch", "version", "login")
+        assert told.name == "login"
+        assert told.at - started < live.HEARTBEAT + 2
+        assert stream.next() is None
+    finally:
+        stream.close()
 
 
 def test_two_app_servers_share_one_render_of_a_patch_in_the_database_cache(table, db_url, tmp_path):

@@ -80,8 +80,14 @@
     source.addEventListener("version", function (message) { askWhatMoved(message.data); });
     // Finalized or discarded: one last look says which, and nothing more will come.
     source.addEventListener("end", function () { closeStream(); askWhatMoved(); });
-    // Nothing moved for a long while: the poll takes over.
+    // Open for a long while with no request from its viewer: the poll takes over.
     source.addEventListener("idle", closeStream);
+    // The session that opened it has ended (a log-out, a deactivation, a password changed
+    // elsewhere): to log in, as a poll's answer would send the page (HX-Redirect).
+    source.addEventListener("login", function (message) {
+      closeStream();
+      window.location.assign(message.data);
+    });
   });
   document.addEventListener("htmx:sseError", function (event) {
     var source = event.detail.source;
