@@ -12,7 +12,9 @@ PORT ?= 8000
 # is Django's auto-reloading server with DEBUG on, for changing the code. The tests'
 # settings are in pyproject.toml ([tool.pytest_env]), so plain pytest has them too.
 KEY := .secret_key
-RUN_ENV := DEBUG=$${DEBUG:-false} SECRET_KEY="$$(cat $(KEY))" SECURE=false ALLOWED_HOSTS="$${ALLOWED_HOSTS:-*}"
+# SITE_URL: the address the QR codes give (docs/operations.md), HOST and PORT unless set.
+RUN_ENV := DEBUG=$${DEBUG:-false} SECRET_KEY="$$(cat $(KEY))" SECURE=false ALLOWED_HOSTS="$${ALLOWED_HOSTS:-*}" \
+  SITE_URL="$${SITE_URL:-http://$(if $(findstring :,$(HOST)),[$(HOST)],$(HOST)):$(PORT)}"
 DEV_ENV := DEBUG=true
 # pytest-xdist processes: one per core is what this 2-core machine does best (make test).
 WORKERS ?= 2

@@ -41,6 +41,29 @@ def envlist(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
+def envorigin(name: str, default: str) -> str:
+    """Read an origin: http:// or https://, a host and maybe a port, nothing after."""
+    value = os.environ.get(name, default).strip().removesuffix("/")
+    parts = urlsplit(value)
+    try:
+        parts.port  # noqa: B018 (raises on a port that is not a number)
+    except ValueError:
+        parts = None
+    if (
+        not parts
+        or parts.scheme not in {"http", "https"}
+        or not parts.hostname
+        or "@" in parts.netloc
+        or parts.path
+        or parts.query
+        or parts.fragment
+    ):
+        raise ImproperlyConfigured(
+            f"{name} must be an origin such as https://dados.example.org, got {value!r}"
+        )
+    return value
+
+
 def database_from_url(url: str, base_dir: Path) -> dict:
     """Turn DATABASE_URL (sqlite:///path or postgres://user:pw@host:port/name) into DATABASES."""
     parts = urlsplit(url)
@@ -314,6 +337,20 @@ SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 if envbool("BEHIND_PROXY", "false"):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Where the phones open the app: every absolute address it gives (the QR under «Seguir en
+# el móvil») starts with this, never with a request's Host header, which anyone may forge
+# where ALLOWED_HOSTS lets any host through (as under `make run`). By default the one
+# trusted origin or host configured, else where `make run` and `make dev` serve.
+if len(CSRF_TRUSTED_ORIGINS) == 1 and "*" not in CSRF_TRUSTED_ORIGINS[0]:
+    _origin = CSRF_TRUSTED_ORIGINS[0]
+elif len(ALLOWED_HOSTS) == 1 and ALLOWED_HOSTS[0] != "*" and ALLOWED_HOSTS[0][0] != ".":
+    _origin = ("https://" if SECURE else "http://") + ALLOWED_HOSTS[0]
+else:
+    _origin = "http://127.0.0.1:8000"
+SITE_URL = envorigin("SITE_URL", _origin)
+# Django's redirect to HTTPS goes there too, not to the host the request named.
+SECURE_SSL_HOST = urlsplit(SITE_URL).netloc if SITE_URL.startswith("https://") else None
 
 SECURE_CSP = {
     "default-src": [CSP.SELF],

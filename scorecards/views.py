@@ -1043,10 +1043,16 @@ def rematch(request, pk):
 def scorecard_qr(request, pk):
     """«Seguir en el móvil»: the card's address as a QR code, for a phone at the table to
     scan, and as text to copy; asked for when the card page opens it."""
+    from urllib.parse import urlsplit
+
     scorecard = get_object_or_404(Scorecard.objects.for_user(request.user), pk=pk)
+    # The configured address (dados/settings.py), never the Host header a request sends.
+    host = urlsplit(settings.SITE_URL).hostname
     context = {
         "scorecard": scorecard,
-        "address": request.build_absolute_uri(reverse("scorecard", args=[pk])),
+        "address": settings.SITE_URL + reverse("scorecard", args=[pk]),
+        # This computer's own address, or "every interface": no other phone opens it.
+        "only_here": host in {"localhost", "127.0.0.1", "::1", "0.0.0.0", "::"},
     }
     template = "scorecards/qr.html#follow" if request.htmx else "scorecards/qr.html"
     return render(request, template, context)

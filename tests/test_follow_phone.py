@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 import segno
+from django.conf import settings
 from django.urls import reverse
 from django.utils import translation
 
@@ -21,7 +22,7 @@ def qr(client, card, **headers):
 
 
 def address_of(card):
-    return f"http://testserver/tarjetas/{card.pk}/"
+    return f"{settings.SITE_URL}/tarjetas/{card.pk}/"
 
 
 # On the card page
@@ -94,12 +95,17 @@ def test_the_qr_code_is_an_svg_of_the_cards_absolute_address(org_client, card):
     )
 
 
-def test_the_address_follows_the_host_the_page_was_asked_on(org_client, card, settings):
-    settings.ALLOWED_HOSTS = ["192.168.1.20"]
+def test_the_address_is_the_configured_one_not_the_host_the_page_was_asked_on(
+    org_client, card, settings
+):
+    """tests/test_qr_origin.py has the forged Host header, and the address only this
+    computer opens."""
+    settings.ALLOWED_HOSTS = ["192.168.1.20", "dados.lan"]
+    settings.SITE_URL = "http://dados.lan:8000"
     response = org_client.get(
         reverse("scorecard_qr", args=[card.pk]), headers=HTMX, HTTP_HOST="192.168.1.20:8000"
     )
-    assert f'value="http://192.168.1.20:8000/tarjetas/{card.pk}/"' in response.text
+    assert f'value="http://dados.lan:8000/tarjetas/{card.pk}/"' in response.text
 
 
 def test_without_javascript_it_is_a_page_with_the_way_back(ana_client, card):

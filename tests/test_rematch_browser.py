@@ -67,7 +67,10 @@ def test_revancha_lands_on_the_new_card_with_the_next_player_first(browser, serv
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_the_qr_code_opens_in_place_and_fits_a_360_px_phone(browser, server, table, scheme):
+def test_the_qr_code_opens_in_place_and_fits_a_360_px_phone(
+    browser, server, table, scheme, settings
+):
+    settings.SITE_URL = server  # served on localhost: the page says other phones cannot open it
     olga, players = table
     card = services.scorecard_create(organizer=olga, players=players)
     context, page = _phone(

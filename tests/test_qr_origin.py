@@ -1,0 +1,158 @@
+"""The QR under «Seguir en el móvil» gives the configured address (SITE_URL), never the
+one a request's Host header claims (issue 48, finding 7); and says so when that address
+is one only this computer can open (issue 51, item 3)."""
+
+import html
+import os
+import subprocess
+import sys
+
+import pytest
+import segno
+from django.conf import settings
+from django.urls import reverse
+
+from tests.screens import HTMX
+
+pytestmark = pytest.mark.django_db
+
+CLUB = "http://192.168.1.20:8000"
+
+
+def qr_svg(address):
+    return segno.make(address, error="m").svg_inline(
+        dark="#000", light="#fff", border=4, omitsize=True, svgclass="qr-code", lineclass=None
+    )
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["fragment", "page"])
+def test_a_forged_host_header_gets_the_configured_address(org_client, card, settings, htmx):
+    settings.ALLOWED_HOSTS = ["*"]  # as under `make run`
+    settings.SITE_URL = CLUB
+    response = org_client.get(
+        reverse("scorecard_qr", args=[card.pk]),
+        headers=HTMX if htmx else {},
+        HTTP_HOST="evil.example",
+    )
+    assert response.status_code == 200
+    text = response.text
+    address = f"{CLUB}/tarjetas/{card.pk}/"
+    assert f'value="{address}"' in text
+    assert "evil.example" not in html.unescape(text)
+    svg = text[text.index("<svg") : text.index("</svg>") + len("</svg>")]
+    assert svg == qr_svg(address)
+    assert svg != qr_svg(f"http://evil.example/tarjetas/{card.pk}/")
+
+
+def test_an_https_origin_behind_a_proxy_is_given_as_configured(org_client, card, settings):
+    settings.ALLOWED_HOSTS = ["*"]
+    settings.SITE_URL = "https://dados.example.org"
+    response = org_client.get(
+        reverse("scorecard_qr", args=[card.pk]),
+        headers=HTMX,
+        HTTP_HOST="evil.example",
+        HTTP_X_FORWARDED_HOST="evil.example",
+    )
+    assert f'value="https://dados.example.org/tarjetas/{card.pk}/"' in response.text
+    assert "otros móviles no pueden abrir" not in response.text
+
+
+@pytest.mark.parametrize(
+    "origin",
+    ["http://127.0.0.1:8000", "http://localhost:8000", "http://[::1]:8000", "http://0.0.0.0:8000"],
+)
+def test_an_address_only_this_computer_opens_says_so_and_how_to_fix_it(
+    org_client, card, settings, origin
+):
+    settings.SITE_URL = origin
+    text = html.unescape(org_client.get(reverse("scorecard_qr", args=[card.pk])).text)
+    assert "Los otros móviles no pueden abrir esta dirección" in text
+    assert "make run HOST=0.0.0.0 SITE_URL=<wbr>http://192.168.1.20:8000" in text
+
+
+def test_an_address_on_the_network_says_nothing_more(org_client, card, settings):
+    settings.SITE_URL = CLUB
+    text = org_client.get(reverse("scorecard_qr", args=[card.pk]), headers=HTMX).text
+    assert "no pueden abrir" not in text
+
+
+def test_the_notice_speaks_english(org_client, card, settings):
+    settings.SITE_URL = "http://127.0.0.1:8000"
+    org_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    text = html.unescape(org_client.get(reverse("scorecard_qr", args=[card.pk])).text)
+    assert "Other phones cannot open this address" in text
+
+
+# The setting
+
+
+def site_setting(expression="s.SITE_URL", **env):
+    """An expression over dados.settings (as s) in a fresh process with these variables."""
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"SITE_URL", "ALLOWED_HOSTS", "CSRF_TRUSTED_ORIGINS", "SECURE", "DEBUG"}
+    }
+    clean.update({"SECRET_KEY": "x" * 50, **env})
+    result = subprocess.run(
+        [sys.executable, "-c", f"import dados.settings as s; print({expression})"],
+        env=clean,
+        capture_output=True,
+        text=True,
+        cwd=settings.BASE_DIR,
+    )
+    return result.stdout.strip() or result.stderr
+
+
+def test_site_url_is_read_as_given():
+    assert site_setting(SITE_URL="https://dados.example.org/") == "https://dados.example.org"
+    assert site_setting(SITE_URL=CLUB) == CLUB
+
+
+def test_site_url_defaults_to_the_one_origin_or_host_configured():
+    origin = "https://dados.example.org"
+    assert site_setting(CSRF_TRUSTED_ORIGINS=origin, ALLOWED_HOSTS="a.example,b.example") == (
+        origin
+    )
+    assert site_setting(ALLOWED_HOSTS="dados.example.org") == "https://dados.example.org"
+    assert site_setting(ALLOWED_HOSTS="dados.lan", SECURE="false") == "http://dados.lan"
+    # Nothing says which: where `make run` and `make dev` serve.
+    assert site_setting() == "http://127.0.0.1:8000"
+    assert site_setting(ALLOWED_HOSTS="*") == "http://127.0.0.1:8000"
+    assert site_setting(ALLOWED_HOSTS=".example.org") == "http://127.0.0.1:8000"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "dados.example.org",
+        "ftp://dados.example.org",
+        "https://dados.example.org/club",
+        "https://dados.example.org?x=1",
+        "https://someone@dados.example.org",
+        "http://dados.example.org:port",
+        "http://",
+    ],
+)
+def test_a_site_url_that_is_no_origin_refuses_to_start(value):
+    assert "SITE_URL must be an origin" in site_setting(SITE_URL=value)
+
+
+def test_the_https_redirect_goes_to_the_configured_host():
+    https = "https://dados.example.org:8443"
+    assert site_setting("s.SECURE_SSL_HOST", SITE_URL=https) == "dados.example.org:8443"
+    assert site_setting("s.SECURE_SSL_HOST", SITE_URL=CLUB, SECURE="false") == "None"
+
+
+def test_make_run_sets_site_url_from_host_and_port():
+    env = {k: v for k, v in os.environ.items() if k != "SITE_URL"}
+    dry = subprocess.run(
+        ["make", "--dry-run", "--always-make", "run", "HOST=192.168.1.20", "PORT=8080"],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    served = next(line for line in dry.splitlines() if "uvicorn dados.asgi:application" in line)
+    assert 'SITE_URL="${SITE_URL:-http://192.168.1.20:8080}"' in served
