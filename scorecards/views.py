@@ -774,11 +774,13 @@ async def scorecard_events(request, pk):
 def may_follow(session_key, user_id, pk) -> bool:
     """Whether the session that opened a card's stream still logs in user_id, as its next
     request would find it (not logged out, expired, or ended by a password change, and its
-    user still active), and that user may still see card pk."""
+    user still active), and that user may still see card pk, unless it is gone (discarded:
+    the stream says its end)."""
     request = HttpRequest()
     request.session = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
     user = get_user(request)
-    return user.pk == user_id and Scorecard.objects.for_user(user).filter(pk=pk).exists()
+    seen = Scorecard.objects.for_user(user).values("pk")
+    return user.pk == user_id and not Scorecard.objects.filter(pk=pk).exclude(pk__in=seen).exists()
 
 
 @login_required

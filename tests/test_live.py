@@ -697,3 +697,10 @@ def test_simultaneous_opens_are_counted_as_they_are_accepted():
     for stream in streams:
         stream.close()
     assert 4242 not in stream_hub._streams
+
+
+def test_a_stream_may_follow_a_discarded_card_to_its_end(client, card, ana):
+    client.force_login(ana)
+    key = _session_key(client)
+    services.scorecard_discard(scorecard_id=card.pk, author=card.organizer)
+    assert views.may_follow(key, ana.pk, card.pk)

@@ -53,12 +53,19 @@ def phones(browser, site):
     server, cards = site
     contexts = []
 
-    def open_phone(username, card, *, block_stream=False):
+    def open_phone(username, card, *, block_stream=False, idle_first=False):
         context = browser.new_context(viewport={"width": 360, "height": 740}, base_url=server.base)
         contexts.append(context)
         if block_stream:
             # As a proxy that will not pass a stream would: the request never answers.
             context.route("**/eventos/**", lambda route: route.abort())
+        if idle_first:
+            # As the server does IDLE_LIMIT after a stream opened: «idle», and its end.
+            context.route(
+                "**/eventos/**",
+                lambda route: route.fulfill(content_type="text/event-stream", body=IDLE),
+                times=1,
+            )
         page = context.new_page()
         page.asked = []  # (when, path) of every live request the page made
         page.on(
@@ -180,3 +187,45 @@ def test_a_phone_whose_stream_is_blocked_polls_as_before(phones):
     assert len(polls(ana, since)) >= 2
     write(olga, "Cincos", "Ana", "20")
     expect(ana.locator("tr.total td").first).to_have_text("20", timeout=6000)
+
+
+DEACTIVATE = """
+from accounts.models import User
+User.objects.filter(username="ana").update(is_active=False)
+"""
+
+
+def test_a_phone_whose_player_was_deactivated_goes_to_log_in_at_the_next_change(phones, site):
+    server, cards = site
+    olga = phones("olga", "physical")
+    ana = phones("ana", "physical")
+    ana.wait_for_timeout(500)
+    assert len(streams(ana)) == 1
+    django_script(server.db, DEACTIVATE)
+    write(olga, "Cincos", "Ana", "20")
+    # Sent to log in by her stream, as a poll's answer would (HX-Redirect), and no poll.
+    ana.wait_for_url(f"**/entrar/?next=/tarjetas/{cards['physical']}/", timeout=3000)
+    assert not [path for _, path in ana.asked if "/vivo/" in path]
+    expect(ana.locator("#id_username")).to_be_visible()
+
+
+IDLE = "retry: 2000\n\nevent: idle\ndata: \n\n"
+
+
+def test_a_stream_ended_idle_opens_again_when_its_viewer_touches_the_page(phones):
+    olga = phones("olga", "physical")
+    ana = phones("ana", "physical", idle_first=True)
+    ana.wait_for_timeout(1000)
+    # The first stream ended idle: the page polls, and opens none until Ana is back.
+    assert len(streams(ana)) == 1
+    write(olga, "Cincos", "Ana", "20")
+    expect(ana.locator("tr.total td").first).to_have_text("20", timeout=6000)
+    assert len(streams(ana)) == 1
+    ana.locator("h1").click()
+    ana.wait_for_timeout(500)
+    # From the version the page shows, and that stream brings the next change.
+    assert streams(ana)[1].endswith("/eventos/?version=1")
+    since = time.monotonic()
+    write(olga, "Seises", "Ana", "30")
+    expect(ana.locator("tr.total td").first).to_have_text("50", timeout=2000)
+    assert polls(ana, since + 0.5) == []

@@ -80,8 +80,12 @@
     source.addEventListener("version", function (message) { askWhatMoved(message.data); });
     // Finalized or discarded: one last look says which, and nothing more will come.
     source.addEventListener("end", function () { closeStream(); askWhatMoved(); });
-    // Open for a long while with no request from its viewer: the poll takes over.
-    source.addEventListener("idle", closeStream);
+    // Open for a long while with no request from its viewer: the poll takes over until
+    // they show they are there again, and the stream opens anew.
+    source.addEventListener("idle", function () {
+      resting = {holder: stream.holder, url: stream.holder.getAttribute("sse-connect")};
+      closeStream();
+    });
     // The session that opened it has ended (a log-out, a deactivation, a password changed
     // elsewhere): to log in, as a poll's answer would send the page (HX-Redirect).
     source.addEventListener("login", function (message) {
@@ -89,6 +93,20 @@
       window.location.assign(message.data);
     });
   });
+  // A stream that ended idle, to open again (from the version the page shows) once its
+  // viewer looks at the page or touches it.
+  var resting = null;  // {holder, url}
+  function reopenStream() {
+    if (!resting || document.visibilityState !== "visible") return;
+    var holder = resting.holder;
+    holder.setAttribute("sse-connect", resting.url.split("?")[0] + "?version=" + shownVersion());
+    resting = null;
+    htmx.process(holder);
+  }
+  document.addEventListener("visibilitychange", reopenStream);
+  document.addEventListener("pointerdown", reopenStream);
+  document.addEventListener("keydown", reopenStream);
+
   document.addEventListener("htmx:sseError", function (event) {
     var source = event.detail.source;
     stream = {holder: event.target, source: source};
