@@ -42,6 +42,12 @@ def club_rows(text: str) -> list[tuple]:
         if len(physical) > MAX_LINE:
             unreadable.append(_("Línea %(line)s: es demasiado larga.") % {"line": line})
             continue
+        # No name holds one, and PostgreSQL refuses one even in a query.
+        if "\x00" in physical:
+            unreadable.append(
+                _("Línea %(line)s: lleva un carácter nulo (NUL), que no es texto.") % {"line": line}
+            )
+            continue
         try:
             row = next(csv.reader([physical], dialect, **quoting), [])
         except csv.Error:

@@ -103,6 +103,16 @@ def test_text_after_a_closing_quote_is_refused(staff_client):
     assert "Línea 1: unas comillas no se cierran" in page
 
 
+def test_a_nul_byte_in_an_uploaded_file_is_a_line_error(staff_client, tmp_path):
+    """Django's form field refuses NUL in a paste; a file goes to the database unless
+    the import refuses it (a 500 on PostgreSQL)."""
+    upload = SimpleUploadedFile("club.csv", b"lucia,Lucia\nu\x001,Uno\n")
+    page = refused_in_the_admin(staff_client, {"upload": upload})
+    assert "Línea 2: lleva un carácter nulo (NUL)" in page
+    error = refused_by_the_command(tmp_path, "u1,Uno\x00\n")
+    assert "Línea 1: lleva un carácter nulo (NUL)" in error
+
+
 def test_quoted_names_and_quotes_inside_a_name_still_work(staff_client):
     pasted = 'usuario,nombre\nu1,"Pérez, Ana"\nu2,Ana "la rápida"\nu3,"Eva ""Tití"""\n'
     response = staff_client.post(reverse("admin:accounts_user_import"), {"text": pasted})
@@ -143,9 +153,15 @@ def test_windows_and_old_mac_line_ends_count_lines_alike(staff_client):
         "\r\r\r",
     ],
 )
-def test_hostile_lists_get_an_answer_never_a_server_error(staff_client, pasted):
-    response = staff_client.post(reverse("admin:accounts_user_import"), {"text": pasted})
+@pytest.mark.parametrize("how", ["paste", "upload"])
+def test_hostile_lists_get_an_answer_never_a_server_error(staff_client, pasted, how):
+    if how == "paste":
+        data = {"text": pasted}
+    else:
+        data = {"upload": SimpleUploadedFile("club.csv", pasted.encode())}
+    response = staff_client.post(reverse("admin:accounts_user_import"), data)
     assert response.status_code == 200
+    assert not any("\x00" in user.display_name for user in User.objects.all())
 
 
 @pytest.mark.parametrize("lines", [60, 5_000])
