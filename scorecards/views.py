@@ -3,7 +3,7 @@ import functools
 import threading
 import uuid
 from importlib import import_module
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -1045,8 +1045,6 @@ def rematch(request, pk):
 def scorecard_qr(request, pk):
     """«Seguir en el móvil»: the card's address as a QR code, for a phone at the table to
     scan, and as text to copy; asked for when the card page opens it."""
-    from urllib.parse import urlsplit
-
     scorecard = get_object_or_404(Scorecard.objects.for_user(request.user), pk=pk)
     # The configured address (dados/settings.py), never the Host header a request sends.
     host = urlsplit(settings.SITE_URL).hostname
