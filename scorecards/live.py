@@ -7,6 +7,12 @@ page asks its poll.
 Each process watches the versions of every card it streams with one query a few times a
 second (Versions), on a thread of its own: no database connection and no thread per
 phone, and a write in any process, on any app server, is seen by every stream.
+
+A stream lives only as long as the session that opened it: before each event it asks
+whether its viewer may still follow the card (may_follow, Django's own get_user). That
+full check runs again only when what it depends on has changed (Viewer.looks: the session
+still there, the account's password, active and staff flags), which the same reads find
+for all the process's viewers at once.
 """
 
 import asyncio
@@ -15,9 +21,15 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from importlib import import_module
 from typing import NamedTuple
 
+from django.conf import settings
+from django.contrib.auth import get_user, get_user_model
+from django.contrib.sessions.models import Session
 from django.db import close_old_connections
+from django.http import HttpRequest
+from django.utils import timezone
 
 from scorecards.models import Scorecard
 
@@ -45,6 +57,13 @@ class State(NamedTuple):
 GONE = State(version=-1, over=True)
 
 
+class Viewer(NamedTuple):
+    """Who follows a stream: the session that opened it, and the player it logged in."""
+
+    session_key: str
+    user_id: int
+
+
 class Versions:
     """The versions of the cards this process streams, read for all of them at once."""
 
@@ -53,22 +72,43 @@ class Versions:
         self.states: dict[int, State] = {}
         self._moved: dict[int, asyncio.Event] = {}
         self._watchers: Counter[int] = Counter()
+        # Each viewer's looks as last read, and those at which may_follow last said yes.
+        self.looks: dict[Viewer, tuple] = {}
+        self._cleared: dict[Viewer, tuple | None] = {}
+        self._viewers: Counter[Viewer] = Counter()
         self._task: asyncio.Task | None = None
         # One thread, so one database connection, whatever the number of streams.
         self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dados-live")
 
-    def watch(self, pk: int, state: State) -> None:
+    def watch(self, pk: int, state: State, viewer: Viewer) -> None:
         self._watchers[pk] += 1
+        self._viewers[viewer] += 1
         self.states.setdefault(pk, state)
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._follow())
 
-    def unwatch(self, pk: int) -> None:
+    def unwatch(self, pk: int, viewer: Viewer) -> None:
         self._watchers[pk] -= 1
         if self._watchers[pk] <= 0:
             del self._watchers[pk]
             self.states.pop(pk, None)
             self._moved.pop(pk, None)
+        self._viewers[viewer] -= 1
+        if self._viewers[viewer] <= 0:
+            del self._viewers[viewer]
+            self.looks.pop(viewer, None)
+            self._cleared.pop(viewer, None)
+
+    async def allows(self, viewer: Viewer, pk: int) -> bool:
+        """Whether viewer may still follow card pk: yes while they look as they did when
+        may_follow last said so; otherwise as may_follow says now."""
+        looks = self.looks.get(viewer)
+        if looks is not None and viewer in self._cleared and self._cleared[viewer] == looks:
+            return True
+        if not await self.run(may_follow, viewer, pk):
+            return False
+        self._cleared[viewer] = looks
+        return True
 
     async def moved(self, pk: int, shown: State, timeout: float) -> State | None:
         """The card's state once it is no longer `shown`; None if it still is after
@@ -93,7 +133,7 @@ class Versions:
     async def _follow(self) -> None:
         while self._watchers:
             pks = list(self._watchers)
-            read = await self.run(_read, pks)
+            read, self.looks = await self.run(_read, pks, list(self._viewers))
             for pk in pks:
                 state = read.get(pk, GONE)
                 if pk in self._watchers and self.states.get(pk) != state:
@@ -104,11 +144,46 @@ class Versions:
             await asyncio.sleep(self.every)
 
 
-def _read(pks) -> dict[int, State]:
+def _read(pks, viewers) -> tuple[dict[int, State], dict[Viewer, tuple]]:
+    """The cards' states, then how their viewers look: in that order, so that a log-out
+    before a write is seen no later than the write."""
     # The reader's connection lives as long as CONN_MAX_AGE allows, as a request's would.
     close_old_connections()
     rows = Scorecard.objects.filter(pk__in=pks).values_list("pk", "version", "finalized_at")
-    return {pk: State(version, finalized_at is not None) for pk, version, finalized_at in rows}
+    states = {pk: State(version, finalized_at is not None) for pk, version, finalized_at in rows}
+    return states, viewers_looks(viewers)
+
+
+def viewers_looks(viewers) -> dict[Viewer, tuple]:
+    """What may_follow's answer for each viewer depends on, read for all of them in two
+    queries: whether their session is still there, and their account's password (a new
+    one ends the other sessions), active and staff flags."""
+    keys = {viewer.session_key for viewer in viewers}
+    now = timezone.now()
+    sessions = Session.objects.filter(session_key__in=keys, expire_date__gt=now)
+    alive = set(sessions.values_list("session_key", flat=True))
+    users = get_user_model().objects.filter(pk__in={viewer.user_id for viewer in viewers})
+    accounts = {
+        pk: account for pk, *account in users.values_list("pk", "password", "is_active", "is_staff")
+    }
+    return {
+        viewer: (viewer.session_key in alive, tuple(accounts.get(viewer.user_id, ())))
+        for viewer in viewers
+    }
+
+
+def may_follow(viewer: Viewer, pk: int) -> bool:
+    """Whether the viewer's session still logs in their player, as its next request would
+    find it (not logged out, expired, or ended by a password change, and the player still
+    active), and that player may still see card pk, unless it is gone (discarded: the
+    stream says its end)."""
+    request = HttpRequest()
+    request.session = import_module(settings.SESSION_ENGINE).SessionStore(viewer.session_key)
+    user = get_user(request)
+    if user.pk != viewer.user_id:
+        return False
+    seen = Scorecard.objects.for_user(user).values("pk")
+    return not Scorecard.objects.filter(pk=pk).exclude(pk__in=seen).exists()
 
 
 # One per event loop: a process serves its streams from one loop (uvicorn's); tests may
@@ -168,21 +243,18 @@ def event(name: str, version: int | str = "", data: str | None = None) -> str:
 # the patch between them and the version it brings (perhaps later still), or None. It
 # runs on the process's database thread (Versions.run), one stream's after another's.
 Patch = Callable[[int, int], tuple[int, str] | None]
-# Whether the stream's viewer may still follow the card: their session still exists and is
-# theirs, they are still active, and may still see the card. On the same thread.
-Allowed = Callable[[], bool]
 
 
-async def stream(pk: int, shown: int, state: State, patch: Patch, allowed: Allowed, login: str):
+async def stream(pk: int, viewer: Viewer, shown: int, state: State, patch: Patch, login: str):
     """The card's events for a page that shows version `shown`, whenever the card moves
     (at once if it already has): «patch», whose data is {"base": the version it applies
     to, "html": the patch}, or «version» when the page must ask (patch gave None). Then
     «end» once the card is over, «idle» IDLE_LIMIT after it opened, and a comment line
     every HEARTBEAT seconds between them. Before each event and each heartbeat it asks
-    whether its viewer is still allowed: if not, «login», whose data is where to log in
-    again, and nothing more."""
+    whether its viewer may still follow the card: if not, «login», whose data is where to
+    log in again, and nothing more."""
     hub = versions()
-    hub.watch(pk, state)
+    hub.watch(pk, state, viewer)
     try:
         yield f"retry: {RETRY_MS}\n\n"
         idle_until = time.monotonic() + IDLE_LIMIT
@@ -205,7 +277,7 @@ async def stream(pk: int, shown: int, state: State, patch: Patch, allowed: Allow
                 return
             moved = await hub.moved(pk, state, min(HEARTBEAT, left))
             # The view asked as it opened; from then on, before anything is sent.
-            if not await hub.run(allowed):
+            if not await hub.allows(viewer, pk):
                 yield event("login", data=login)
                 return
             if moved is None:
@@ -213,4 +285,4 @@ async def stream(pk: int, shown: int, state: State, patch: Patch, allowed: Allow
             else:
                 state = moved
     finally:
-        hub.unwatch(pk)
+        hub.unwatch(pk, viewer)

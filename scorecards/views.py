@@ -2,13 +2,12 @@ import csv
 import functools
 import threading
 import uuid
-from importlib import import_module
 from urllib.parse import urlencode, urlsplit
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import get_user, get_user_model
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.cache import cache
@@ -16,7 +15,7 @@ from django.core.handlers.asgi import ASGIRequest
 from django.core.paginator import Paginator
 from django.db import connections
 from django.db.models import BooleanField, ExpressionWrapper, prefetch_related_objects
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -738,16 +737,13 @@ async def scorecard_events(request, pk):
         # proxy that routes the stream to it, say): 204 tells the page not to retry.
         return HttpResponse(status=204)
     language = get_language()
-    session_key = request.session.session_key
+    viewer = live.Viewer(request.session.session_key, user.pk)
 
     def patch(since, version):
         # On the process's one thread for the streams (live.Versions.run): a table's
         # phones ask one after another, and all but the first of each kind of viewer
         # find the patch in the cache.
         return stream_patch(user, card | {"version": version}, since, language)
-
-    def allowed():
-        return may_follow(session_key, user.pk, pk)
 
     # The stream holds no connection of its own (Django gives each ASGI request a thread,
     # whose connection would stay open as long as the stream): the process's one
@@ -759,7 +755,7 @@ async def scorecard_events(request, pk):
         return HttpResponse(_("Demasiadas tarjetas abiertas a la vez."), status=429)
     state = live.State(card["version"], over=over)
     login = redirect_to_login(reverse("scorecard", args=[pk]))["Location"]
-    events = live.stream(pk, shown, state, patch, allowed, login)
+    events = live.stream(pk, viewer, shown, state, patch, login)
     response = StreamingHttpResponse(
         live.Admitted(user.pk, events), content_type="text/event-stream"
     )
@@ -769,18 +765,6 @@ async def scorecard_events(request, pk):
     response["X-Accel-Buffering"] = "no"
     response["Content-Encoding"] = "identity"
     return response
-
-
-def may_follow(session_key, user_id, pk) -> bool:
-    """Whether the session that opened a card's stream still logs in user_id, as its next
-    request would find it (not logged out, expired, or ended by a password change, and its
-    user still active), and that user may still see card pk, unless it is gone (discarded:
-    the stream says its end)."""
-    request = HttpRequest()
-    request.session = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
-    user = get_user(request)
-    seen = Scorecard.objects.for_user(user).values("pk")
-    return user.pk == user_id and not Scorecard.objects.filter(pk=pk).exclude(pk__in=seen).exists()
 
 
 @login_required

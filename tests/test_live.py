@@ -550,24 +550,32 @@ def _fields(card):
 
 
 @pytest.mark.parametrize("n", [2, 20])
-def test_a_stream_process_reads_all_its_cards_versions_in_one_query(
+def test_a_stream_process_reads_all_its_cards_versions_and_viewers_in_three_queries(
     organizer, django_assert_num_queries, monkeypatch, n
 ):
     cards = [make_scorecard(organizer, n=2) for _ in range(n)]
     fill(cards[0])
     services.scorecard_finalize(scorecard_id=cards[0].pk, author=organizer)
+    viewers = []
+    for card in cards:
+        player, phone = card.seats.first().player, Client()
+        phone.force_login(player)
+        viewers.append(stream_hub.Viewer(_session_key(phone), player.pk))
     # Outside the tests' transaction it closes a connection past CONN_MAX_AGE.
     monkeypatch.setattr(stream_hub, "close_old_connections", lambda: None)
     gone = max(card.pk for card in cards) + 1
-    with django_assert_num_queries(1):
-        states = stream_hub._read([card.pk for card in cards] + [gone])
+    # the versions, the sessions still there, the viewers' accounts
+    with django_assert_num_queries(3):
+        states, looks = stream_hub._read([card.pk for card in cards] + [gone], viewers)
+    assert set(looks) == set(viewers)
+    assert all(alive for alive, _account in looks.values())
     assert states[cards[0].pk].over is True
     assert states[cards[1].pk] == stream_hub.State(version=0, over=False)
     assert gone not in states  # a discarded card: its streams end (scorecards.live.GONE)
     assert len(states) == n
 
 
-# The stream's viewer, asked before each event and heartbeat (views.may_follow)
+# The stream's viewer, asked before each event and heartbeat (live.may_follow)
 
 
 def _session_key(client) -> str:
@@ -578,32 +586,32 @@ def _session_key(client) -> str:
 def test_a_stream_may_follow_only_while_its_session_logs_its_player_in(client, card, ana, ended):
     client.force_login(ana)
     key = _session_key(client)
-    assert views.may_follow(key, ana.pk, card.pk)
+    assert stream_hub.may_follow(stream_hub.Viewer(key, ana.pk), card.pk)
     ended(ana)
-    assert not views.may_follow(key, ana.pk, card.pk)
+    assert not stream_hub.may_follow(stream_hub.Viewer(key, ana.pk), card.pk)
 
 
 def test_a_stream_may_not_follow_after_a_log_out_on_its_own_phone(client, card, ana):
     client.force_login(ana)
     key = _session_key(client)
     client.post(reverse("logout"))
-    assert not views.may_follow(key, ana.pk, card.pk)
+    assert not stream_hub.may_follow(stream_hub.Viewer(key, ana.pk), card.pk)
 
 
 def test_a_stream_may_not_follow_a_card_its_viewer_no_longer_sees(client, card):
     staff = UserFactory(is_staff=True)
     client.force_login(staff)
     key = _session_key(client)
-    assert views.may_follow(key, staff.pk, card.pk)
+    assert stream_hub.may_follow(stream_hub.Viewer(key, staff.pk), card.pk)
     staff.is_staff = False
     staff.save()
-    assert not views.may_follow(key, staff.pk, card.pk)
+    assert not stream_hub.may_follow(stream_hub.Viewer(key, staff.pk), card.pk)
 
 
 def test_a_stream_may_not_follow_with_another_players_session(client, card, ana, ben):
     client.force_login(ben)
-    assert not views.may_follow(_session_key(client), ana.pk, card.pk)
-    assert not views.may_follow("no-such-session", ana.pk, card.pk)
+    assert not stream_hub.may_follow(stream_hub.Viewer(_session_key(client), ana.pk), card.pk)
+    assert not stream_hub.may_follow(stream_hub.Viewer("no-such-session", ana.pk), card.pk)
 
 
 def test_asking_whether_a_stream_may_follow_costs_three_queries(
@@ -613,22 +621,22 @@ def test_asking_whether_a_stream_may_follow_costs_three_queries(
     key = _session_key(client)
     # the session, its user, and whether that user sees the card
     with django_assert_num_queries(3):
-        assert views.may_follow(key, ana.pk, card.pk)
+        assert stream_hub.may_follow(stream_hub.Viewer(key, ana.pk), card.pk)
 
 
 class _Moving:
     """A stand-in for live.Versions whose card moves every few milliseconds, and which
-    counts how often the stream asked whether its viewer is still allowed."""
+    counts how often the stream asked whether its viewer may still follow it."""
 
     def __init__(self, allowed_times):
         self.version = 0
         self.asked = 0
         self.allowed_times = allowed_times
 
-    def watch(self, pk, state):
+    def watch(self, pk, state, viewer):
         pass
 
-    def unwatch(self, pk):
+    def unwatch(self, pk, viewer):
         pass
 
     async def moved(self, pk, shown, timeout):
@@ -639,21 +647,50 @@ class _Moving:
     async def run(self, fn, *args):
         return fn(*args)
 
-    def allowed(self):
+    async def allows(self, viewer, pk):
         self.asked += 1
         return self.asked <= self.allowed_times
 
 
 async def _events(hub, limit=10_000):
     names = []
+    viewer = stream_hub.Viewer("key", 1)
     events = stream_hub.stream(
-        1, 0, stream_hub.State(0, over=False), lambda since, v: (v, "<p>"), hub.allowed, "/e/"
+        1, viewer, 0, stream_hub.State(0, over=False), lambda since, v: (v, "<p>"), "/e/"
     )
     async for text in events:
         names.append(text.split("event: ")[1].split("\n")[0] if "event: " in text else text)
         if len(names) > limit:
             break
     return names
+
+
+def test_the_full_check_runs_again_only_when_the_viewer_looks_otherwise(client, card, ana):
+    client.force_login(ana)
+    viewer = stream_hub.Viewer(_session_key(client), ana.pk)
+    hub = stream_hub.Versions()
+    asked = []
+
+    async def run(fn, *args):
+        # may_follow, answered here as it answers on the hub's thread (tests above).
+        assert fn is stream_hub.may_follow
+        asked.append(args)
+        return verdict
+
+    hub.run = run
+
+    def allows():
+        hub.looks = stream_hub.viewers_looks([viewer])  # as each tick reads them
+        return asyncio.run(hub.allows(viewer, card.pk))
+
+    verdict = stream_hub.may_follow(viewer, card.pk)
+    # Once in full, then from how the viewer looks, until a new password changes that.
+    assert [allows(), allows(), allows()] == [True, True, True]
+    assert len(asked) == 1
+    _change_password(ana)
+    verdict = stream_hub.may_follow(viewer, card.pk)
+    assert allows() is False
+    assert len(asked) == 2
 
 
 def test_a_stream_ends_idle_after_its_limit_however_often_the_card_moves(monkeypatch):
@@ -703,4 +740,4 @@ def test_a_stream_may_follow_a_discarded_card_to_its_end(client, card, ana):
     client.force_login(ana)
     key = _session_key(client)
     services.scorecard_discard(scorecard_id=card.pk, author=card.organizer)
-    assert views.may_follow(key, ana.pk, card.pk)
+    assert stream_hub.may_follow(stream_hub.Viewer(key, ana.pk), card.pk)
