@@ -105,10 +105,10 @@ class Versions:
         looks = self.looks.get(viewer)
         if looks is not None and viewer in self._cleared and self._cleared[viewer] == looks:
             return True
-        if not await self.run(may_follow, viewer, pk):
-            return False
-        self._cleared[viewer] = looks
-        return True
+        looks, allowed = await self.run(_looks_and_may_follow, viewer, pk)
+        if allowed:
+            self._cleared[viewer] = looks
+        return allowed
 
     async def moved(self, pk: int, shown: State, timeout: float) -> State | None:
         """The card's state once it is no longer `shown`; None if it still is after
@@ -170,6 +170,11 @@ def viewers_looks(viewers) -> dict[Viewer, tuple]:
         viewer: (viewer.session_key in alive, tuple(accounts.get(viewer.user_id, ())))
         for viewer in viewers
     }
+
+
+def _looks_and_may_follow(viewer: Viewer, pk: int) -> tuple[tuple, bool]:
+    # How the viewer looks first: whatever changes after it, the next tick sees.
+    return viewers_looks([viewer])[viewer], may_follow(viewer, pk)
 
 
 def may_follow(viewer: Viewer, pk: int) -> bool:

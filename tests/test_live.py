@@ -672,23 +672,25 @@ def test_the_full_check_runs_again_only_when_the_viewer_looks_otherwise(client, 
     asked = []
 
     async def run(fn, *args):
-        # may_follow, answered here as it answers on the hub's thread (tests above).
-        assert fn is stream_hub.may_follow
+        # The full check, answered here as it answers on the hub's thread (tests above).
         asked.append(args)
-        return verdict
+        return answer
 
     hub.run = run
 
-    def allows():
-        hub.looks = stream_hub.viewers_looks([viewer])  # as each tick reads them
+    def allows(tick=True):
+        if tick:
+            hub.looks = stream_hub.viewers_looks([viewer])  # as each tick reads them
         return asyncio.run(hub.allows(viewer, card.pk))
 
-    verdict = stream_hub.may_follow(viewer, card.pk)
-    # Once in full, then from how the viewer looks, until a new password changes that.
-    assert [allows(), allows(), allows()] == [True, True, True]
+    answer = stream_hub._looks_and_may_follow(viewer, card.pk)
+    # In full before the first tick has read how the viewer looks, and never again while
+    # they look the same.
+    assert [allows(tick=False), allows(), allows(), allows()] == [True, True, True, True]
     assert len(asked) == 1
     _change_password(ana)
-    verdict = stream_hub.may_follow(viewer, card.pk)
+    answer = stream_hub._looks_and_may_follow(viewer, card.pk)
+    assert answer[1] is False
     assert allows() is False
     assert len(asked) == 2
 
