@@ -1,5 +1,14 @@
 # Dados: `make run` serves the app on SQLite, `make test` runs every check.
-PYTHON ?= python3.12
+
+# The virtualenv's Python: the first of PYTHONS on the PATH that is 3.12 or newer, looked
+# for only when a recipe needs it; `make PYTHON=/path/to/python3 …` overrides it. python3.12
+# comes first so that CI, through pyenv's shims, keeps the version .python-version names.
+PYTHONS := python3.12 python3.13 python3.14 python3
+python_is_new_enough := import sys; sys.exit(sys.version_info < (3, 12))
+no_python := No Python 3.12 or newer on the PATH (tried $(PYTHONS)): install one, or name \
+  it with make PYTHON=/path/to/python3
+PYTHON ?= $(or $(shell for p in $(PYTHONS); do command -v $$p >/dev/null && \
+  $$p -c '$(python_is_new_enough)' 2>/dev/null && { echo $$p; break; }; done),$(error $(no_python)))
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp

@@ -10,6 +10,7 @@ import signal
 import socket
 import sqlite3
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -64,6 +65,67 @@ def test_make_run_compiles_the_translations_before_it_migrates_and_serves():
     migrated = next(i for i, line in enumerate(lines) if "manage.py migrate" in line)
     served = next(i for i, line in enumerate(lines) if "uvicorn dados.asgi:application" in line)
     assert compiled < migrated < served
+
+
+def a_path_holding(bin_dir: Path, *, new_enough=(), too_old=()) -> dict:
+    """A shell whose PATH is only bin_dir, holding the real interpreter under each name of
+    new_enough and, under each of too_old, a stub that fails the Makefile's version check as
+    Python 3.11 does; none of the caller's make variables (`make PYTHON=… test`)."""
+    bin_dir.mkdir()
+    for name in new_enough:
+        (bin_dir / name).symlink_to(Path(sys.executable).resolve())
+    for name in too_old:
+        (bin_dir / name).write_text("#!/bin/sh\nexit 1\n")
+        (bin_dir / name).chmod(0o755)
+    shell = {k: v for k, v in developers_shell().items() if not k.startswith(("MAKE", "MFLAGS"))}
+    return {**shell, "PATH": str(bin_dir)}
+
+
+def making_the_virtualenv(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [shutil.which("make"), "--dry-run", "--always-make", "venv", *args],
+        cwd=BASE,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize(
+    ("new_enough", "too_old", "chosen"),
+    [
+        (["python3.13"], [], "python3.13"),  # Debian 13, Fedora, Homebrew
+        (["python3", "python3.14"], [], "python3.14"),
+        (["python3"], [], "python3"),
+        (["python3.12", "python3.13"], [], "python3.12"),  # CI's pyenv: .python-version's
+        (["python3.13"], ["python3.12"], "python3.13"),  # e.g. a pyenv shim with no 3.12
+    ],
+)
+def test_make_makes_the_virtualenv_with_the_first_python_of_3_12_or_newer_on_the_path(
+    tmp_path, new_enough, too_old, chosen
+):
+    env = a_path_holding(tmp_path / "bin", new_enough=new_enough, too_old=too_old)
+    made = making_the_virtualenv(env)
+    assert made.returncode == 0, made.stderr
+    assert f"test -x .venv/bin/python || {chosen} -m venv .venv" in made.stdout.splitlines()
+
+
+def test_make_makes_the_virtualenv_with_the_python_it_is_given(tmp_path):
+    env = a_path_holding(tmp_path / "bin", new_enough=["python3.12"])
+    made = making_the_virtualenv(env, "PYTHON=/opt/python/bin/python3")
+    assert "test -x .venv/bin/python || /opt/python/bin/python3 -m venv .venv" in made.stdout
+    env["PYTHON"] = "/usr/local/bin/python3.13"
+    made = making_the_virtualenv(env)
+    assert "test -x .venv/bin/python || /usr/local/bin/python3.13 -m venv .venv" in made.stdout
+
+
+def test_make_says_so_when_no_python_on_the_path_is_3_12_or_newer(tmp_path):
+    env = a_path_holding(tmp_path / "bin", too_old=["python3", "python3.12"])
+    made = making_the_virtualenv(env)
+    assert made.returncode != 0
+    assert "-m venv" not in made.stdout
+    assert "No Python 3.12 or newer on the PATH" in made.stderr
+    assert "make PYTHON=/path/to/python3" in made.stderr
 
 
 def free_port() -> int:

@@ -97,6 +97,52 @@ def test_a_normal_change_still_needs_the_old_password(ana_client, ana):
     assert ana.check_password(PASSWORD)
 
 
+# Temporary passwords: typed from a printed sheet on a phone
+
+
+LOOK_ALIKES = set("lI1|oO0")
+
+
+def test_temporary_passwords_have_no_look_alikes_over_many_draws():
+    from accounts.models import TEMPORARY_ALPHABET, temporary_password
+
+    drawn = [temporary_password() for _n in range(5000)]
+    assert not LOOK_ALIKES & set(TEMPORARY_ALPHABET)
+    for password in drawn:
+        assert re.fullmatch(r"[a-z2-9]{5}-[a-z2-9]{5}-[a-z2-9]{5}", password), password
+        assert not LOOK_ALIKES & set(password), password
+    # Every symbol of the alphabet is drawn, and nothing else.
+    assert set("".join(drawn)) - {"-"} == set(TEMPORARY_ALPHABET)
+    assert len(set(drawn)) == len(drawn)
+
+
+def test_temporary_passwords_are_as_strong_as_token_urlsafe_9():
+    import math
+
+    from accounts.models import TEMPORARY_ALPHABET, temporary_password
+
+    symbols = len(temporary_password().replace("-", ""))
+    assert len(set(TEMPORARY_ALPHABET)) == len(TEMPORARY_ALPHABET)
+    # token_urlsafe(9): nine random bytes, 72 bits.
+    assert symbols * math.log2(len(TEMPORARY_ALPHABET)) >= 9 * 8
+
+
+def test_the_password_validators_accept_temporary_passwords():
+    from django.contrib.auth.password_validation import validate_password
+
+    from accounts.models import temporary_password
+
+    user = UserFactory.build(username="lucia", display_name="Lucía", email="")
+    for _n in range(500):
+        validate_password(temporary_password(), user)
+
+
+def test_a_temporary_password_logs_in_and_must_be_changed(lucia):
+    assert re.fullmatch(r"[a-z2-9]{5}-[a-z2-9]{5}-[a-z2-9]{5}", lucia.temporary)
+    assert lucia.must_change_password
+    assert lucia.client.get(reverse("history")).url == reverse("password_change")
+
+
 # Temporary passwords never in a cookie
 
 
