@@ -10,7 +10,6 @@ from django.utils import formats, timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-
 # A temporary password is typed from a printed sheet on a phone's keyboard: lowercase
 # letters and digits, none that reads as another (l/1, o/0), in hyphenated groups of five.
 # 32 symbols, 15 of them: 75 bits, more than the 72 of the token_urlsafe(9) it replaced.
