@@ -1,0 +1,78 @@
+"""«Historial», a player's «Cara a cara» and «Clasificación» on the narrowest phones: long
+names, badges and six rivals, and still no sideways scroll."""
+
+from pathlib import Path
+
+import pytest
+
+from scorecards import services
+from tests.browsing import log_in
+from tests.factories import UserFactory, finalized_games
+
+pytestmark = pytest.mark.browser
+
+ARTIFACTS = Path(__file__).parent / "artifacts"
+WIDTHS = [320, 360, 390]
+
+LONG_NAMES = [
+    "Maximiliano Fernández de Castellanos",
+    "Bartolomé Esteban Murillo",
+    "María de los Ángeles Villalobos",
+    "Guadalupe Concepción Ortiz",
+    "Hermenegildo Zubizarreta",
+    "Inmaculada Peñalver Rodríguez",
+]
+
+# What sticks out of the page on the right, to say which element made it scroll.
+WIDER = """() => [...document.querySelectorAll('body *')]
+    .filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
+    .filter((e) => !e.closest('.table-scroll, .visually-hidden'))
+    .map((e) => e.tagName + '.' + e.className + ' ' + (e.textContent || '').trim().slice(0, 30))"""
+
+
+def sideways(page) -> dict:
+    return page.evaluate(
+        """(wider) => ({
+            page: document.documentElement.scrollWidth,
+            inner: window.innerWidth,
+            wider: eval(wider)(),
+        })""",
+        WIDER,
+    )
+
+
+@pytest.fixture
+def club():
+    me = UserFactory(username="maxi", display_name=LONG_NAMES[0])
+    rivals = [
+        UserFactory(username=f"r{i}", display_name=name) for i, name in enumerate(LONG_NAMES[1:])
+    ]
+    rivals.append(UserFactory(username="r6", display_name="wenceslao_ybarra_quintanilla"))
+    # Six rivals, each met in a game of seven, which I organized; and one another organized.
+    finalized_games([me, *rivals], 3)
+    finalized_games([me, rivals[0]], 1, organizer=rivals[1])
+    services.scorecard_create(organizer=me, players=[me, *rivals[:3]])
+    return me, rivals
+
+
+def phone(browser, server, width):
+    context = browser.new_context(viewport={"width": width, "height": 740}, base_url=server)
+    page = context.new_page()
+    log_in(page, "maxi")
+    return page
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_history_with_long_names_and_badges_fits_a_phone(server, browser, club, width):
+    page = phone(browser, server, width)
+    page.goto("/historial/")
+    page.screenshot(path=ARTIFACTS / f"history-long-names-{width}.png", full_page=True)
+    assert page.locator(".game .badge", has_text="organizaste").count() == 3
+    fit = sideways(page)
+    assert fit["page"] <= fit["inner"], fit
+    # Every game's link keeps a tap's height however its badges wrap.
+    heights = page.locator(".game-link").evaluate_all(
+        "links => links.map(a => a.getBoundingClientRect().height)"
+    )
+    assert min(heights) >= 44
+    page.context.close()
