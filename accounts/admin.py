@@ -79,9 +79,10 @@ class PlayerCreationForm(DistinctNameMixin, forms.ModelForm):
             first, second = data.get("password1"), data.get("password2")
             if not first:
                 self.add_error("password1", _("Escribe la contraseña o elige generarla."))
-            elif first != second:
-                self.add_error("password2", _("Las dos contraseñas no coinciden."))
             else:
+                # Every problem at once, each under its field.
+                if first != second:
+                    self.add_error("password2", _("Las dos contraseñas no coinciden."))
                 self.instance.username = data.get("username", "")
                 try:
                     password_validation.validate_password(first, self.instance)

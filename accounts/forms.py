@@ -1,5 +1,5 @@
 from django import forms
-from django.contrib.auth.forms import AuthenticationForm, SetPasswordForm
+from django.contrib.auth.forms import AuthenticationForm, PasswordChangeForm, SetPasswordForm
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxLengthValidator
 from django.utils.decorators import method_decorator
@@ -122,7 +122,33 @@ class LoginForm(AuthenticationForm):
         field.validators.append(MaxLengthValidator(field.max_length))
 
 
-class TemporaryPasswordChangeForm(SetPasswordForm):
+class PasswordPairMixin:
+    """For Django's set-password forms: each error under the field it is about, all of them
+    at once, and the new password kept when only its repetition was wrong.
+
+    Django checks the new password only once the two match, and puts what its validators
+    say («demasiado corta») under the repetition."""
+
+    @method_decorator(sensitive_variables("password1", "password2"))
+    def clean(self):
+        password1 = self.cleaned_data.get("new_password1")
+        password2 = self.cleaned_data.get("new_password2")
+        if password1 and password2 and password1 != password2:
+            mismatch = self.error_messages["password_mismatch"]
+            self.add_error("new_password2", ValidationError(mismatch, code="password_mismatch"))
+        self.validate_password_for_user(self.user, "new_password1")
+        if "new_password1" not in self.errors:
+            # Shown again to whoever just typed it, on a page no cache keeps
+            # (accounts.views.PasswordChangeView).
+            self.fields["new_password1"].widget.render_value = True
+        return self.cleaned_data
+
+
+class PlayerPasswordChangeForm(PasswordPairMixin, PasswordChangeForm):
+    """«Cambiar contraseña»: the old password, then the new one twice."""
+
+
+class TemporaryPasswordChangeForm(PasswordPairMixin, SetPasswordForm):
     """The change a temporary password forces: the new password twice, not the one typed
     a moment ago to log in, and never that temporary password again."""
 

@@ -3,10 +3,15 @@ from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
+from django.utils.cache import add_never_cache_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
-from accounts.forms import DistinctNameMixin, TemporaryPasswordChangeForm
+from accounts.forms import (
+    DistinctNameMixin,
+    PlayerPasswordChangeForm,
+    TemporaryPasswordChangeForm,
+)
 from accounts.models import User
 
 
@@ -17,7 +22,13 @@ class PasswordChangeView(auth_views.PasswordChangeView):
     def get_form_class(self):
         if self.request.user.must_change_password:
             return TemporaryPasswordChangeForm
-        return super().get_form_class()
+        return PlayerPasswordChangeForm
+
+    def form_invalid(self, form):
+        # The page may hold the new password again (accounts.forms.PasswordPairMixin).
+        response = super().form_invalid(form)
+        add_never_cache_headers(response)
+        return response
 
     def get_context_data(self, **kwargs):
         return super().get_context_data(temporary=self.request.user.must_change_password, **kwargs)

@@ -261,6 +261,24 @@ def test_a_username_is_taken_whatever_its_case(staff_client, ana, username):
 # Registering and passwords
 
 
+def test_a_chosen_password_gets_every_error_at_once_under_its_field(staff_client):
+    response = staff_client.post(
+        reverse("admin:accounts_user_add"),
+        {
+            "username": "lucia",
+            "display_name": "Lucía",
+            "password_mode": "elegir",
+            "password1": "123",
+            "password2": "124",
+        },
+    )
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert "demasiado corta" in " ".join(errors["password1"])
+    assert errors["password2"] == ["Las dos contraseñas no coinciden."]
+    assert not User.objects.filter(username="lucia").exists()
+
+
 def test_registering_with_a_generated_password_shows_it_once(staff_client):
     response = staff_client.post(
         reverse("admin:accounts_user_add"),

@@ -97,6 +97,84 @@ def test_a_normal_change_still_needs_the_old_password(ana_client, ana):
     assert ana.check_password(PASSWORD)
 
 
+# Each error under its field, all at once
+
+
+def field_errors(text, name):
+    """The errors shown under the field `name` (templates/includes/field.html)."""
+    found = re.search(rf'<ul class="errorlist" id="id_{name}_error">(.*?)</ul>', text, re.S)
+    return re.findall(r"<li>(.*?)</li>", found[1]) if found else []
+
+
+def shown_value(text, name):
+    """The value a password input shows again, None if it shows none."""
+    tag = re.search(rf'<input type="password" name="{name}"[^>]*>', text)[0]
+    value = re.search(r'value="([^"]*)"', tag)
+    return value[1] if value else None
+
+
+def test_the_forced_changes_errors_sit_under_the_field_they_are_about(lucia):
+    response = lucia.client.post(
+        reverse("password_change"), {"new_password1": "lucia-2", "new_password2": "lucia-3"}
+    )
+    assert response.status_code == 200
+    new, repeated = (
+        field_errors(response.text, "new_password1"),
+        field_errors(response.text, "new_password2"),
+    )
+    # A short password too similar to the username that does not match: all three at once.
+    assert any("demasiado similar" in error for error in new), new
+    assert any("demasiado corta" in error for error in new), new
+    assert repeated == ["Los dos campos de contraseña no coinciden."]
+    # Refused, the new password is not shown again: it has to be chosen anew.
+    assert shown_value(response.text, "new_password1") is None
+    assert shown_value(response.text, "new_password2") is None
+    lucia.refresh_from_db()
+    assert lucia.must_change_password
+
+
+def test_a_good_new_password_stays_when_only_its_repetition_is_wrong(lucia):
+    response = lucia.client.post(
+        reverse("password_change"), {"new_password1": NEW, "new_password2": NEW + "x"}
+    )
+    assert field_errors(response.text, "new_password1") == []
+    assert field_errors(response.text, "new_password2") == [
+        "Los dos campos de contraseña no coinciden."
+    ]
+    assert shown_value(response.text, "new_password1") == NEW
+    assert shown_value(response.text, "new_password2") is None
+    # A page holding a password is kept by no cache, not even the browser's.
+    assert "no-store" in response["Cache-Control"]
+    response = lucia.client.post(reverse("password_change"), {"new_password1": NEW})
+    assert shown_value(response.text, "new_password1") == NEW
+    assert field_errors(response.text, "new_password2") != []
+
+
+def test_the_normal_changes_errors_sit_under_the_field_they_are_about(ana_client, ana):
+    response = ana_client.post(
+        reverse("password_change"),
+        {"old_password": "mala", "new_password1": "123", "new_password2": "124"},
+    )
+    assert response.status_code == 200
+    assert field_errors(response.text, "old_password") != []
+    new = field_errors(response.text, "new_password1")
+    assert any("demasiado corta" in error for error in new), new
+    assert any("solo números" in error for error in new), new
+    assert field_errors(response.text, "new_password2") == [
+        "Los dos campos de contraseña no coinciden."
+    ]
+    assert shown_value(response.text, "old_password") is None
+    ana.refresh_from_db()
+    assert ana.check_password(PASSWORD)
+    response = ana_client.post(
+        reverse("password_change"),
+        {"old_password": PASSWORD, "new_password1": NEW, "new_password2": NEW},
+    )
+    assert response.status_code == 302
+    ana.refresh_from_db()
+    assert ana.check_password(NEW)
+
+
 # Temporary passwords: typed from a printed sheet on a phone
 
 

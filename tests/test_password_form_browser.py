@@ -1,0 +1,77 @@
+"""The forced password change on a phone, in a real browser: each error right under the
+field it is about, every one at once, and nothing wider than the screen."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.browser
+
+ARTIFACTS = Path(__file__).parent / "artifacts"
+WIDTHS = (320, 360, 390)
+
+# Each field's label, input and error list, top and bottom, and the page's width.
+MEASURE = """() => {
+  const box = s => {
+    const e = document.querySelector(s);
+    if (!e) return null;
+    const r = e.getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom, height: r.height, text: e.textContent.trim()};
+  };
+  const fields = {};
+  for (const name of ['new_password1', 'new_password2']) {
+    fields[name] = {
+      label: box(`label[for=id_${name}]`),
+      input: box(`#id_${name}`),
+      errors: box(`#id_${name}_error`),
+    };
+  }
+  return {fields, button: box('main form button[type=submit]'),
+          page: document.documentElement.scrollWidth, viewport: window.innerWidth};
+}"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_password_forms_errors_sit_under_their_fields_on_a_phone(server, browser, width):
+    lucia = UserFactory(username="lucia", display_name="Lucía")
+    temporary = lucia.set_temporary_password()
+    lucia.save()
+    context = browser.new_context(viewport={"width": width, "height": 740}, base_url=server)
+    page = context.new_page()
+    page.goto("/entrar/")
+    page.locator("#id_username").fill("lucia")
+    page.locator("#id_password").fill(temporary)
+    page.locator("main form button[type=submit]").click()
+    page.wait_for_url(re.compile(r"/contrasena/$"))
+    # Short, like the username, and not repeated alike: three errors in one try.
+    page.locator("#id_new_password1").fill("lucia-2")
+    page.locator("#id_new_password2").fill("lucia-3")
+    page.locator("main form button[type=submit]").click()
+    page.wait_for_selector("#id_new_password2_error")
+    if width == 360:
+        page.screenshot(path=ARTIFACTS / "password-change-errors-360.png", full_page=True)
+    measured = page.evaluate(MEASURE)
+    new, repeated = measured["fields"]["new_password1"], measured["fields"]["new_password2"]
+    assert "demasiado corta" in new["errors"]["text"]
+    assert "demasiado similar" in new["errors"]["text"]
+    assert new["input"]["bottom"] <= new["errors"]["top"] < repeated["label"]["top"]
+    assert repeated["errors"]["text"] == "Los dos campos de contraseña no coinciden."
+    assert repeated["input"]["bottom"] <= repeated["errors"]["top"]
+    assert measured["page"] <= measured["viewport"], measured
+    for tapped in (new["input"], repeated["input"], measured["button"]):
+        assert tapped["height"] >= 44, measured
+    # A good password repeated wrongly: it stays, only the repetition is typed again.
+    page.locator("#id_new_password1").fill("dados-de-la-pena")
+    page.locator("#id_new_password2").fill("dados-de-la-pene")
+    page.locator("main form button[type=submit]").click()
+    page.wait_for_selector("#id_new_password2_error")
+    assert page.locator("#id_new_password1_error").count() == 0
+    assert page.locator("#id_new_password1").input_value() == "dados-de-la-pena"
+    assert page.locator("#id_new_password2").input_value() == ""
+    page.locator("#id_new_password2").fill("dados-de-la-pena")
+    page.locator("main form button[type=submit]").click()
+    page.wait_for_url(re.compile(r"/contrasena/cambiada/$"))
+    context.close()
