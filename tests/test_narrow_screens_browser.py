@@ -76,3 +76,50 @@ def test_history_with_long_names_and_badges_fits_a_phone(server, browser, club, 
     )
     assert min(heights) >= 44
     page.context.close()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_head_to_head_with_six_rivals_fits_a_phone(server, browser, club, width):
+    me, _rivals = club
+    page = phone(browser, server, width)
+    page.goto(f"/jugadores/{me.pk}/")
+    table = page.locator("#head-to-head")
+    table.scroll_into_view_if_needed()
+    page.screenshot(path=ARTIFACTS / f"head-to-head-{width}.png", full_page=True)
+    table.screenshot(path=ARTIFACTS / f"head-to-head-table-{width}.png")
+    assert table.locator("tbody tr").count() == 6
+    fit = sideways(page)
+    assert fit["page"] <= fit["inner"], fit
+    # The whole table in the screen's width: no column cut off, nothing to scroll.
+    box = table.evaluate(
+        "t => ({right: t.getBoundingClientRect().right, scroll: t.parentElement.scrollWidth,"
+        " width: t.parentElement.clientWidth})"
+    )
+    assert box["right"] <= width
+    assert box["scroll"] <= box["width"]
+    # Letters on the screen, the words for a screen reader.
+    assert table.locator("thead .short").all_inner_texts() == ["PJ", "G", "P", "E"]
+    for name in ["Rival", "Partidas", "Gana", "Pierde", "Empata"]:
+        assert table.get_by_role("columnheader", name=name, exact=True).count() == 1
+    assert page.get_by_text(
+        "PJ: partidas jugadas juntos; G: gana; P: pierde; E: empata."
+    ).is_visible()
+    # A rival's name, however long, is a link a tap high.
+    heights = table.locator("tbody a").evaluate_all(
+        "links => links.map(a => a.getBoundingClientRect().height)"
+    )
+    assert min(heights) >= 44
+    page.context.close()
+
+
+def test_head_to_head_speaks_english_on_a_phone(server, browser, club):
+    me, _rivals = club
+    page = phone(browser, server, 360)
+    page.context.add_cookies([{"name": "django_language", "value": "en", "url": server}])
+    page.goto(f"/jugadores/{me.pk}/")
+    table = page.locator("#head-to-head")
+    assert table.locator("thead .short").all_inner_texts() == ["P", "W", "L", "T"]
+    for name in ["Opponent", "Games", "Wins", "Losses", "Ties"]:
+        assert table.get_by_role("columnheader", name=name, exact=True).count() == 1
+    assert page.get_by_text("P: games played together; W: wins; L: losses; T: ties.").is_visible()
+    page.context.close()
