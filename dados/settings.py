@@ -253,6 +253,8 @@ LANGUAGE_CODE = "es"
 LANGUAGES = [("es", "Español"), ("en", "English")]
 LANGUAGE_COOKIE_AGE = 60 * 60 * 24 * 365
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# Short dates each language's readers cannot misread (dados/formats).
+FORMAT_MODULE_PATH = ["dados.formats"]
 TIME_ZONE = "Europe/Madrid"
 USE_I18N = True
 USE_TZ = True

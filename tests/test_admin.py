@@ -868,3 +868,11 @@ def test_an_empty_display_name_is_refused(client, ana):
     )
     ana.refresh_from_db()
     assert ana.display_name == "Ana"
+
+
+def test_the_players_list_reads_well_in_spanish(staff_client):
+    page = staff_client.get(reverse("admin:accounts_user_changelist")).text
+    assert "Por acceso al admin" in page
+    assert "es staff" not in page.lower()
+    assert "Eliminar los jugadores seleccionados" in page
+    assert "seleccionado/s" not in page

@@ -71,3 +71,32 @@ def test_an_unknown_language_keeps_spanish(client):
     client.post("/idioma/", {"language": "xx", "next": "/entrar/"})
     client.cookies[settings.LANGUAGE_COOKIE_NAME] = "xx"
     assert '<html lang="es">' in client.get("/entrar/").text
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("language", ["es", "en"])
+def test_the_language_switch_names_each_language_in_its_own(client, language):
+    client.post("/idioma/", {"language": language, "next": "/entrar/"})
+    page = client.get("/entrar/").text
+    switch = re.search(r'<form[^>]*class="language-switch".*?</form>', page, re.S)[0]
+    names = re.findall(r'<button[^>]*lang="(\w+)"[^>]*>([^<]*)</button>', switch)
+    assert names == [("es", "Español"), ("en", "English")]
+    assert "Inglés" not in switch
+
+
+@pytest.mark.parametrize(
+    ("language", "date", "moment"),
+    [("es", "6/12/2026", "6/12/2026 20:05"), ("en", "6 Dec 2026", "6 Dec 2026 20:05")],
+)
+def test_short_dates_read_the_same_way_for_each_languages_readers(language, date, moment):
+    import datetime
+
+    from django.template import Context, Template
+    from django.utils import translation
+
+    template = Template('{{ day|date:"SHORT_DATE_FORMAT" }}|{{ at|date:"SHORT_DATETIME_FORMAT" }}')
+    context = Context(
+        {"day": datetime.date(2026, 12, 6), "at": datetime.datetime(2026, 12, 6, 20, 5)}
+    )
+    with translation.override(language):
+        assert template.render(context) == f"{date}|{moment}"
