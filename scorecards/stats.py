@@ -184,7 +184,11 @@ def histogram(player, width=25, mode=None, period=None) -> list[dict]:
 
 def ranking(min_games=5, mode=None, period=None) -> tuple[list[dict], list[dict]]:
     """Active players ranked by average with at least min_games games, and those with fewer;
-    accounts that do not play («Juega» unticked) are left out."""
+    accounts that do not play («Juega» unticked) are left out.
+
+    The unranked are ordered the same way, by average, then best total, then games: while
+    the ranking fills up (a new club, a new month) they are the period's results. Each of
+    them says how many games it still lacks (missing)."""
     finalized = _finalized(mode, period, prefix="seats__scorecard__")
     players = (
         get_user_model()
@@ -193,13 +197,14 @@ def ranking(min_games=5, mode=None, period=None) -> tuple[list[dict], list[dict]
             games=Count("seats", filter=finalized),
             wins=Count("seats", filter=finalized & Q(seats__place=1)),
             average=Avg("seats__total", filter=finalized),
+            best=Max("seats__total", filter=finalized),
         )
         .filter(games__gt=0)
         # By name (sort_key, below); the stable sorts keep it as the last tie-break.
         .order_by(_name(), "username", "pk")
     )
     rows = [
-        {"player": p, "games": p.games, "wins": p.wins, "average": p.average}
+        {"player": p, "games": p.games, "wins": p.wins, "average": p.average, "best": p.best}
         for p in sorted(players, key=lambda p: sort_key(p.name))
     ]
     ranked = sorted(
@@ -209,8 +214,11 @@ def ranking(min_games=5, mode=None, period=None) -> tuple[list[dict], list[dict]
     for row, rank in zip(ranked, rules.positions(r["average"] for r in ranked), strict=True):
         row["rank"] = rank
     unranked = sorted(
-        (row for row in rows if row["games"] < min_games), key=lambda row: -row["games"]
+        (row for row in rows if row["games"] < min_games),
+        key=lambda row: (-row["average"], -row["best"], -row["games"]),
     )
+    for row in unranked:
+        row["missing"] = min_games - row["games"]
     return ranked, unranked
 
 

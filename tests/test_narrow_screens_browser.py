@@ -1,6 +1,7 @@
 """«Historial», a player's «Cara a cara» and «Clasificación» on the narrowest phones: long
 names, badges and six rivals, and still no sideways scroll."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -122,4 +123,23 @@ def test_head_to_head_speaks_english_on_a_phone(server, browser, club):
     for name in ["Opponent", "Games", "Wins", "Losses", "Ties"]:
         assert table.get_by_role("columnheader", name=name, exact=True).count() == 1
     assert page.get_by_text("P: games played together; W: wins; L: losses; T: ties.").is_visible()
+    page.context.close()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_ranking_filling_up_fits_a_phone_best_first(server, browser, club, width):
+    page = phone(browser, server, width)
+    page.goto("/clasificacion/")
+    page.screenshot(path=ARTIFACTS / f"ranking-filling-up-{width}.png", full_page=True)
+    rows = page.locator(".unranked li").all_inner_texts()
+    averages = [float(re.search(r"media (\d+,\d)", row)[1].replace(",", ".")) for row in rows]
+    assert len(rows) == 7
+    assert averages == sorted(averages, reverse=True)
+    assert all("para entrar" in row for row in rows)
+    heights = page.locator(".unranked a").evaluate_all(
+        "links => links.map(a => a.getBoundingClientRect().height)"
+    )
+    assert min(heights) >= 44
+    fit = sideways(page)
+    assert fit["page"] <= fit["inner"], fit
     page.context.close()

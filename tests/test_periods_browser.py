@@ -35,12 +35,12 @@ def test_this_month_is_chosen_on_a_phone_and_kept_in_the_address(server, browser
     page = context.new_page()
     log_in(page, "miron")
     page.goto("/clasificacion/")
-    assert unranked_games(page)[0].startswith("Ana · 3 partidas")
+    assert unranked_games(page)[0].startswith("Ben · 3 partidas")
 
     page.get_by_role("link", name="Este mes").click()
     page.wait_for_url("**/clasificacion/?periodo=mes")
     assert page.get_by_role("link", name="Este mes").get_attribute("aria-current") == "page"
-    assert unranked_games(page)[0].startswith("Ana · 1 partida,")
+    assert unranked_games(page)[0].startswith("Ben · 1 partida,")
     day = f"{first_of_month.day}/{first_of_month.month}/{first_of_month.year}"
     assert page.get_by_text(f"Solo partidas finalizadas desde el {day}.").is_visible()
     page.screenshot(path=ARTIFACTS / "ranking-this-month-360.png", full_page=True)
@@ -79,7 +79,7 @@ def test_this_month_is_chosen_on_a_phone_and_kept_in_the_address(server, browser
     page.goto("/clasificacion/?desde=2026-05-02&hasta=2026-05-01")
     alert = page.get_by_role("alert").inner_text()
     assert "«Desde» no puede ser posterior a «Hasta». Se muestran todas las fechas." in alert
-    assert unranked_games(page)[0].startswith("Ana · 3 partidas")
+    assert unranked_games(page)[0].startswith("Ben · 3 partidas")
     page.screenshot(path=ARTIFACTS / "ranking-bad-dates-360.png", full_page=True)
 
     # The player's page has the same filters, and the same fit.

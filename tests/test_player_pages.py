@@ -146,6 +146,25 @@ def test_the_ranking_states_its_measure_and_orders_by_average(viewer, ana, ben):
     assert "<bdi>Carla</bdi></a>" not in ranked
 
 
+def test_players_short_of_the_ranking_are_listed_best_first_with_what_they_lack(viewer):
+    berto = UserFactory(display_name="Berto")
+    carmen = UserFactory(display_name="Carmen")
+    finalized_games([berto, carmen], 1)  # Berto 228, Carmen 239
+    text = viewer.get(reverse("ranking")).text
+    assert "Nadie tiene aún 5 partidas finalizadas." in text
+    assert "Por su media, de mayor a menor. Entran en la clasificación al llegar a 5" in text
+    listed = re.findall(r"<bdi>(\w+)</bdi></a> · ([^<]*)<span class=\"missing\">([^<]*)", text)
+    assert listed == [
+        ("Carmen", "1 partida, media 239,0, mejor 239 · ", "le faltan 4 para entrar"),
+        ("Berto", "1 partida, media 228,0, mejor 228 · ", "le faltan 4 para entrar"),
+    ]
+    finalized_games([berto], 3)
+    viewer.cookies["django_language"] = "en"
+    text = viewer.get(reverse("ranking")).text
+    assert "By average, highest first. Players enter the ranking once they have 5 games." in text
+    assert '4 games, average 233.3, best 242 · <span class="missing">1 more to be ranked' in text
+
+
 def test_inactive_players_are_not_ranked(viewer, ana, ben):
     finalized_games([ana, ben], 5)
     ben.is_active = False

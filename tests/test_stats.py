@@ -249,16 +249,23 @@ def test_the_ranking_orders_by_average_then_wins_then_name_and_shares_equal_aver
     assert unranked == []
 
 
-def test_unranked_players_are_ordered_by_games_then_name(ana, ben, carla):
-    play(column(carla), column(ben))
-    play(column(carla), column(ana))
-    play(column(carla))
+def test_unranked_players_are_ordered_by_average_then_best_then_games(ana, ben, carla, dani):
+    play(column(carla, bonuses=1), column(ana))  # 345, 245
+    play(column(ben, chance=17), column(ana, chance=12))  # 240, 235
+    play(column(dani, chance=17))  # 240
+    play(column(dani, chance=17))  # 240
     ranked, unranked = stats.ranking(min_games=5)
     assert ranked == []
-    assert [(r["player"].name, r["games"]) for r in unranked] == [
-        ("Carla", 3),
-        ("Ana", 1),
-        ("Ben", 1),
+    # While nobody has five games, the best first, not the alphabet: Carla's single 345
+    # leads; of the three averaging 240, Ana's best game, then Dani's two games.
+    assert [
+        (r["player"].name, pytest.approx(r["average"]), r["best"], r["games"], r["missing"])
+        for r in unranked
+    ] == [
+        ("Carla", 345, 345, 1, 4),
+        ("Ana", 240, 245, 2, 3),
+        ("Dani", 240, 240, 2, 3),
+        ("Ben", 240, 240, 1, 4),
     ]
 
 
