@@ -182,10 +182,11 @@ def test_the_admin_is_all_spanish(staff_client, ana, ben):
         assert [e for e in ENGLISH if e in text] == [], url
         assert ENGLISH_WORDS.findall(text) == [], url
     index = staff_client.get(reverse("admin:index")).text
-    # django-axes' records sit with the players they are about, named in Spanish.
-    players = re.search(r'<div class="app-accounts module.*?</div>', index, re.S)[0]
-    for spanish in ("Jugadores", "Intentos de acceso", "Fallos de acceso", "Registros de acceso"):
-        assert spanish in players
+    # django-axes' records, named in Spanish, in a section of their own after the players'.
+    accesses = re.search(r'<div class="app-accesses module.*?</div>', index, re.S)[0]
+    for spanish in ("Accesos", "Intentos de acceso", "Fallos de acceso", "Registros de acceso"):
+        assert spanish in accesses
+    assert index.index('class="app-accounts module') < index.index('class="app-accesses module')
     assert "Intentos de ana desde 192.0.2.1" in staff_client.get(pages[12]).text
     assert "Fallo de ana desde 192.0.2.1" in staff_client.get(pages[15]).text
     assert "Entrada de ana, " in staff_client.get(pages[17]).text
@@ -876,3 +877,31 @@ def test_the_players_list_reads_well_in_spanish(staff_client):
     assert "es staff" not in page.lower()
     assert "Eliminar los jugadores seleccionados" in page
     assert "seleccionado/s" not in page
+
+
+def test_a_generated_password_ignores_the_chosen_passwords_fields(staff_client):
+    # Hidden while «Generar» is chosen (static/css/admin.css), and ignored if sent anyway.
+    response = staff_client.post(
+        reverse("admin:accounts_user_add"),
+        {
+            "username": "lucia",
+            "display_name": "Lucía",
+            "password_mode": "generar",
+            "password1": "123",
+            "password2": "otra",
+        },
+    )
+    assert response.status_code == 302
+    lucia = User.objects.get(username="lucia")
+    assert lucia.must_change_password
+    assert not lucia.check_password("123")
+
+
+def test_the_index_opens_the_players_from_their_section(staff_client):
+    page = staff_client.get(reverse("admin:index")).text
+    players = page.split('class="app-accounts module')[1].split("</table>")[0]
+    assert f'href="{reverse("admin:accounts_user_changelist")}" class="section"' in players
+    assert "accesslog" not in players
+    accesses = page.split('class="app-accesses module')[1].split("</table>")[0]
+    assert "Accesos" in accesses
+    assert reverse("admin:accounts_accesslog_changelist") in accesses

@@ -28,8 +28,12 @@ TAPPED = ", ".join(
         ".submit-row input",
         ".field-password a",
         "input[type=file]",
+        # A player's check boxes («Juega»…), each with its label, and the password's choice.
+        ".form-row .checkbox-row .checkbox",
+        "#id_password_mode label",
     ]
 )
+WIDTHS = (320, 360, 390)
 
 
 @pytest.fixture
@@ -105,3 +109,63 @@ def test_a_club_is_imported_from_a_phone_and_its_passwords_print_alone(admin_pag
     assert table.bounding_box()["y"] < 20
     caption = table.locator("caption").evaluate("e => getComputedStyle(e).backgroundColor")
     assert caption == "rgb(255, 255, 255)"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_players_pages_fit_a_phone_and_the_sections_open_what_they_say(admin_page, width):
+    from django.contrib.auth import get_user_model
+
+    page = admin_page
+    page.set_viewport_size({"width": width, "height": 740})
+    ana = get_user_model().objects.get(username="ana")
+    pages = {
+        "index": "/admin/",
+        "add": "/admin/accounts/user/add/",
+        "player": f"/admin/accounts/user/{ana.pk}/change/",
+        "accesses": "/admin/accounts/accesslog/",
+    }
+    for name, url in pages.items():
+        page.goto(url)
+        if width == 360:
+            page.screenshot(path=ARTIFACTS / f"admin-phone-{name}-360.png", full_page=True)
+        wide = page.evaluate("document.documentElement.scrollWidth")
+        assert wide <= width, (name, wide)
+        assert small_targets(page) == [], name
+    # «Jugadores» opens the players; the sign-in records are a section of their own.
+    page.goto("/admin/")
+    main = page.locator("#content-main")
+    assert main.locator(".app-accounts tbody tr").count() == 1
+    assert "access log" not in main.locator(".app-accounts").inner_text().lower()
+    assert main.locator(".app-accesses caption").text_content().strip() == "Accesos"
+    assert main.locator(".app-accesses tbody tr").count() == 3
+    main.locator(".app-accounts caption a").click()
+    page.wait_for_url("**/admin/accounts/user/")
+    # «Juega»: a box of 24 px in a row of 44 px that toggles it from its label.
+    page.goto(f"/admin/accounts/user/{ana.pk}/change/")
+    plays = page.locator("#id_plays")
+    box = plays.bounding_box()
+    assert box["width"] >= 24, box
+    assert box["height"] >= 24, box
+    row = page.locator(".field-plays .checkbox-row .checkbox").bounding_box()
+    assert row["height"] >= 44, row
+    assert plays.is_checked()
+    page.locator("label[for=id_plays]").click(position={"x": 2, "y": 2})
+    assert not plays.is_checked()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_chosen_password_shows_only_when_chosen(admin_page, width):
+    page = admin_page
+    page.set_viewport_size({"width": width, "height": 740})
+    page.goto("/admin/accounts/user/add/")
+    chosen = page.locator("#id_password1, #id_password2")
+    assert page.locator("#id_password_mode_0").is_checked()
+    assert [field.is_visible() for field in chosen.all()] == [False, False]
+    page.get_by_label("Elegirla yo").check()
+    assert [field.is_visible() for field in chosen.all()] == [True, True]
+    if width == 360:
+        page.screenshot(path=ARTIFACTS / "admin-phone-add-chosen-360.png", full_page=True)
+    assert small_targets(page) == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    page.get_by_label("Generar una contraseña temporal").check()
+    assert [field.is_visible() for field in chosen.all()] == [False, False]
