@@ -23,6 +23,15 @@ NAMES = [
     "Guillermo Ab",
     "Herminia Paz",
 ]
+# Twelve letters and no space: the heading's short name is the whole of it.
+ONE_WORD_NAMES = [
+    "Bartolomeo12",
+    "Wilhelmina12",
+    "Maximiliano1",
+    "Evangelina12",
+    "Constantino1",
+    "Bernardina12",
+]
 
 
 @pytest.fixture
@@ -30,16 +39,16 @@ def olga(db):
     return UserFactory(username="olga", display_name="Olga")
 
 
-def _table(server, browser, olga, n, *, scheme="light", who="olga"):
-    """A card of n players, a few boxes written, seen on a 360 by 740 phone."""
-    players = [UserFactory(username=f"p{i}", display_name=NAMES[i]) for i in range(n)]
+def _table(server, browser, olga, n, *, scheme="light", who="olga", names=NAMES, width=360):
+    """A card of n players, a few boxes written, seen on a phone 740 px high (360 wide)."""
+    players = [UserFactory(username=f"p{i}", display_name=names[i]) for i in range(n)]
     card = services.scorecard_create(organizer=olga, players=players)
     seats = list(card.seats.all())
     # The first player has used Yahtzee (the old «+ Yahtzee adicional» widened the table).
     enter(card, seats[0], olga, yahtzee=50, sixes=24)
     enter(card, seats[1], olga, ones=0, chance=23)
     context = browser.new_context(
-        viewport={"width": 360, "height": 740}, base_url=server, color_scheme=scheme
+        viewport={"width": width, "height": 740}, base_url=server, color_scheme=scheme
     )
     page = context.new_page()
     log_in(page, who)
@@ -93,6 +102,33 @@ def test_six_players_fit_a_360_px_phone(server, browser, olga, scheme):
     assert page.locator(".site-header").bounding_box()["height"] <= 2 * 44 + 4
     nav, menu = page.locator(".site-nav").bounding_box(), page.locator(".site-user").bounding_box()
     assert menu["y"] + menu["height"] <= nav["y"]
+
+
+@pytest.mark.parametrize("width", [320, 360, 390])
+@pytest.mark.parametrize("who", ["olga", "p5"])  # the organizer's links, a player's numbers
+def test_six_one_word_names_of_twelve_letters_fit_the_narrowest_phones(
+    server, browser, olga, width, who
+):
+    _card, page = _table(server, browser, olga, 6, who=who, names=ONE_WORD_NAMES, width=width)
+    page.screenshot(path=ARTIFACTS / f"table-6-one-word-names-{width}-{who}.png")
+    fits = _fits(page)
+    assert fits["table"] <= fits["box"], fits
+    assert fits["page"] <= fits["viewport"], fits
+    assert page.locator(".sheet-scroll").evaluate("e => e.scrollWidth - e.clientWidth") == 0
+    # Each name's first letters on screen, cut with an ellipsis inside its own column...
+    headings = page.locator(".sheet thead th:not(.box-col)")
+    for i, name in enumerate(ONE_WORD_NAMES):
+        heading = headings.nth(i)
+        shown = heading.locator(".short")
+        assert shown.inner_text() == name
+        assert heading.evaluate("h => getComputedStyle(h).textOverflow") == "ellipsis"
+        column, text = heading.bounding_box(), shown.bounding_box()
+        assert column["x"] - 0.5 <= text["x"] <= column["x"] + 1, name  # its first letters
+        assert column["x"] + column["width"] <= fits["box"] + 0.5, name
+        # ...the whole name in what is read out and in the heading's tooltip.
+        assert heading.get_attribute("title") == name
+        read = f"{name} (le toca)" if "turn" in (heading.get_attribute("class") or "") else name
+        assert page.get_by_role("columnheader", name=read, exact=True).count() == 1
 
 
 def test_a_players_read_only_card_fits_too(server, browser, olga):
