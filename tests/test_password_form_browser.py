@@ -56,7 +56,7 @@ def test_the_password_forms_errors_sit_under_their_fields_on_a_phone(server, bro
     measured = page.evaluate(MEASURE)
     new, repeated = measured["fields"]["new_password1"], measured["fields"]["new_password2"]
     assert "demasiado corta" in new["errors"]["text"]
-    assert "demasiado similar" in new["errors"]["text"]
+    assert "se parece demasiado" in new["errors"]["text"]
     assert new["input"]["bottom"] <= new["errors"]["top"] < repeated["label"]["top"]
     assert repeated["errors"]["text"] == "Los dos campos de contraseña no coinciden."
     assert repeated["input"]["bottom"] <= repeated["errors"]["top"]

@@ -123,7 +123,7 @@ def test_the_forced_changes_errors_sit_under_the_field_they_are_about(lucia):
         field_errors(response.text, "new_password2"),
     )
     # A short password too similar to the username that does not match: all three at once.
-    assert any("demasiado similar" in error for error in new), new
+    assert any("se parece demasiado" in error for error in new), new
     assert any("demasiado corta" in error for error in new), new
     assert repeated == ["Los dos campos de contraseña no coinciden."]
     # Refused, the new password is not shown again: it has to be chosen anew.
