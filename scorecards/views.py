@@ -13,7 +13,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.cache import cache
 from django.core.handlers.asgi import ASGIRequest
 from django.core.paginator import Paginator
-from django.db import connections
+from django.db import connections, transaction
 from django.db.models import BooleanField, ExpressionWrapper, prefetch_related_objects
 from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -499,22 +499,68 @@ def _swap(ids, a, b):
 @login_required
 @require_POST
 def scorecard_create(request):
+    """«Crear tarjeta». When the organizer already has a card in play for these players
+    that nobody has started, it asks first: continue that one, or discard it («descartar»,
+    its id) and create this one."""
     User = get_user_model()
     ids = _ids(request.POST.getlist("p"))
     found = User.objects.in_bulk(ids)
+    token = _token(request.POST.get("token", ""))
+    mode = request.POST.get("modo") or Scorecard.PRESENCIAL
     try:
         if len(found) != len(ids) or len(ids) != len(request.POST.getlist("p")):
             raise Refused(_("La lista de jugadores no es válida."))
-        scorecard = services.scorecard_create(
-            organizer=request.user,
-            players=[found[i] for i in ids],
-            token=_token(request.POST.get("token", "")),
-            mode=request.POST.get("modo") or Scorecard.PRESENCIAL,
-        )
+        players = [found[i] for i in ids]
+        twin = _unstarted_twin(request.user, ids, mode, token)
+        if twin is not None and request.POST.get("descartar") != str(twin.pk):
+            return _continue_or_discard(request, twin, players, mode)
+        # The old card is discarded only if the new one is made.
+        with transaction.atomic():
+            if twin is not None:
+                services.scorecard_discard(scorecard_id=twin.pk, author=request.user)
+            scorecard = services.scorecard_create(
+                organizer=request.user, players=players, token=token, mode=mode
+            )
     except Refused as refused:
         messages.error(request, refused.message)
         return redirect("scorecard_new")
     return redirect("scorecard", pk=scorecard.pk)  # to htmx, a whole-page one (dados.middleware)
+
+
+def _unstarted_twin(organizer, ids, mode, token) -> Scorecard | None:
+    """organizer's newest card in play of this mode with exactly these players, in any
+    order, and not a box written nor a die rolled on it. None when this order page's
+    token made one for them in this order: «Crear tarjeta» sent again goes to it."""
+    cards = (
+        Scorecard.objects.filter(organizer=organizer, mode=mode)
+        .in_progress()
+        .prefetch_related("seats")
+        .order_by("-created_at", "-pk")
+    )
+    same = [c for c in cards if sorted(s.player_id for s in c.seats.all()) == sorted(ids)]
+    if token is not None and any(
+        c.creation_token == token and [s.player_id for s in c.seats.all()] == ids for c in same
+    ):
+        return None
+    unstarted = (
+        c
+        for c in same
+        if not c.turn_rolls and not any(s.filled or s.yahtzee_bonuses for s in c.seats.all())
+    )
+    return next(unstarted, None)
+
+
+def _continue_or_discard(request, twin, players, mode) -> HttpResponse:
+    """The question before a second card for the same table: the order page's form again,
+    with the card in play to continue or to discard."""
+    context = {
+        "twin": twin,
+        "players": players,
+        "ids": [p.pk for p in players],
+        "mode": mode,
+        "token": request.POST.get("token", "")[:40],
+    }
+    return render(request, "scorecards/order.html", context)
 
 
 @require_GET

@@ -4,10 +4,12 @@ their order and who starts, and the card they make; who may open each page."""
 import re
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
+from scorecards import services
 from scorecards.models import Scorecard
-from tests.factories import UserFactory
+from tests.factories import UserFactory, fill
 from tests.screens import HTMX, finalize
 
 pytestmark = pytest.mark.django_db
@@ -211,8 +213,9 @@ def test_sending_the_order_page_twice_makes_one_card(org_client, organizer, ana,
     card = Scorecard.objects.get()
     assert first.url == second.url == reverse("scorecard", args=[card.pk])
     assert [s.player for s in card.seats.all()] == [ana, ben]
-    # Another rendering of the page is another card: the organizer meant it.
+    # Another rendering of the page is another card once the first one has started.
     assert _order_token(org_client, ana, ben) != token
+    write_a_box(card, ana)
     org_client.post(
         reverse("scorecard_create"),
         {"p": [ana.pk, ben.pk], "token": _order_token(org_client, ana, ben)},
@@ -250,12 +253,144 @@ def test_an_old_token_for_another_game_makes_a_new_card(org_client, organizer, a
     elif then == "other players":
         players = [ana.pk]
     else:
+        # Started: not the card in play nobody has touched, which asks first (below).
+        write_a_box(first, ana)
         players = [ben.pk, ana.pk]
     response = org_client.post(reverse("scorecard_create"), {"p": players, "token": token})
     second = Scorecard.objects.exclude(pk=first.pk).get()
     assert response.url == reverse("scorecard", args=[second.pk])
     assert [s.player_id for s in second.seats.all()] == players
     assert second.creation_token is None
+
+
+def write_a_box(card, player):
+    seat = card.seats.get(player=player)
+    services.box_write(
+        scorecard_id=card.pk, seat_id=seat.pk, box="ones", value="3", was="", author=card.organizer
+    )
+
+
+def create(client, players, token, **extra):
+    return client.post(
+        reverse("scorecard_create"), {"p": [p.pk for p in players], "token": token, **extra}
+    )
+
+
+@pytest.fixture
+def unstarted(org_client, ana, ben):
+    """A card made from the order page and left as it was: back on the order page, a new
+    «¿Quién empieza?» puts Ben first, and «Crear tarjeta» again."""
+    create(org_client, [ana, ben], _order_token(org_client, ana, ben))
+    return Scorecard.objects.get(), _order_token(org_client, ben, ana)
+
+
+def test_a_second_card_for_the_same_table_asks_first(org_client, ana, ben, unstarted):
+    card, token = unstarted
+    response = create(org_client, [ben, ana], token)
+    assert response.status_code == 200
+    text = response.text
+    assert '<h1 id="twin-title">¿Seguir con la tarjeta en juego?</h1>' in text
+    assert "Ya tienes una tarjeta en juego con <bdi>Ben</bdi> y <bdi>Ana</bdi>" in text
+    assert "y nadie ha anotado nada en ella." in text
+    # Two answers: the card in play, or this order page's form again with the card to discard.
+    continue_link = f'<a class="button primary" href="{reverse("scorecard", args=[card.pk])}">'
+    assert continue_link + "Seguir con esa tarjeta</a>" in text
+    assert f'name="descartar" value="{card.pk}"' in text
+    assert f'name="token" value="{token}"' in text
+    assert re.findall(r'name="p" value="(\d+)"', text) == [str(ben.pk), str(ana.pk)]
+    assert "Descartarla y empezar de nuevo</button>" in text
+    assert Scorecard.objects.get() == card
+
+
+def test_continuing_leaves_the_card_in_play_as_it_was(org_client, ana, ben, unstarted):
+    card, token = unstarted
+    create(org_client, [ben, ana], token)
+    assert org_client.get(reverse("scorecard", args=[card.pk])).status_code == 200
+    assert Scorecard.objects.get() == card
+    assert [s.player for s in card.seats.all()] == [ana, ben]
+
+
+def test_discarding_makes_the_new_card_in_the_new_order_once(org_client, ana, ben, unstarted):
+    card, token = unstarted
+    response = create(org_client, [ben, ana], token, descartar=card.pk)
+    new = Scorecard.objects.get()
+    assert new != card
+    assert response.url == reverse("scorecard", args=[new.pk])
+    assert [s.player for s in new.seats.all()] == [ben, ana]
+    # Sent again (a double tap, Back and «Crear tarjeta»): the card it made, no question.
+    assert create(org_client, [ben, ana], token, descartar=card.pk).url == response.url
+    assert create(org_client, [ben, ana], token).url == response.url
+    assert Scorecard.objects.get() == new
+
+
+def test_a_plain_back_and_create_still_goes_to_the_card_made(org_client, ana, ben):
+    token = _order_token(org_client, ana, ben)
+    first = create(org_client, [ana, ben], token)
+    assert create(org_client, [ana, ben], token).url == first.url
+    assert Scorecard.objects.count() == 1
+
+
+@pytest.mark.parametrize("then", ["box written", "digital", "other players", "finalized"])
+def test_no_question_for_a_card_that_is_not_the_same_unstarted_game(
+    org_client, ana, ben, carla, unstarted, then
+):
+    card, token = unstarted
+    players, extra = [ben, ana], {}
+    if then == "box written":
+        write_a_box(card, ben)
+    elif then == "digital":
+        extra = {"modo": "digital"}
+    elif then == "other players":
+        players = [ben, ana, carla]
+    else:
+        fill(card)
+        finalize(card)
+    response = create(org_client, players, token, **extra)
+    assert response.status_code == 302
+    assert Scorecard.objects.count() == 2
+
+
+def test_a_digital_card_with_a_roll_has_started(org_client, ana, ben):
+    create(org_client, [ana, ben], _order_token(org_client, ana, ben), modo="digital")
+    card = Scorecard.objects.get()
+    services.turn_roll(scorecard_id=card.pk, author=ana, version=card.version, shown="", keep=[])
+    response = create(org_client, [ana, ben], "", modo="digital")
+    assert response.status_code == 302
+    assert Scorecard.objects.count() == 2
+    # Without a roll, the same table asks.
+    assert create(org_client, [ana, ben], "", modo="digital").status_code == 200
+
+
+def test_another_organizers_card_is_neither_asked_about_nor_discarded(org_client, ana, ben):
+    other = Client()
+    other.force_login(ana)
+    create(other, [ana, ben], "")
+    theirs = Scorecard.objects.get()
+    response = create(org_client, [ana, ben], "", descartar=theirs.pk)
+    assert response.status_code == 302
+    assert Scorecard.objects.filter(pk=theirs.pk).exists()
+    assert Scorecard.objects.count() == 2
+
+
+def test_discarding_another_card_than_the_one_asked_about_discards_nothing(
+    org_client, ana, ben, carla, unstarted
+):
+    card, token = unstarted
+    create(org_client, [carla], "")
+    other = Scorecard.objects.exclude(pk=card.pk).get()
+    response = create(org_client, [ben, ana], token, descartar=other.pk)
+    assert response.status_code == 200  # asked again
+    assert set(Scorecard.objects.all()) == {card, other}
+
+
+def test_the_question_speaks_english(org_client, ana, ben, unstarted):
+    _card, token = unstarted
+    org_client.cookies["django_language"] = "en"
+    text = create(org_client, [ben, ana], token).text
+    assert "Continue the card in play?" in text
+    assert "You already have a card in play with <bdi>Ben</bdi> and <bdi>Ana</bdi>" in text
+    assert "Continue that card</a>" in text
+    assert "Discard it and start again</button>" in text
 
 
 @pytest.mark.parametrize(
