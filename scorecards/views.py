@@ -511,11 +511,12 @@ def scorecard_create(request):
         if len(found) != len(ids) or len(ids) != len(request.POST.getlist("p")):
             raise Refused(_("La lista de jugadores no es válida."))
         players = [found[i] for i in ids]
-        twin = _unstarted_twin(request.user, ids, mode, token)
-        if twin is not None and request.POST.get("descartar") != str(twin.pk):
-            return _continue_or_discard(request, twin, players, mode)
-        # The old card is discarded only if the new one is made.
+        # The old card is discarded only if the new one is made, and only if nobody has
+        # started it since it was asked about (its row locked, as every write locks it).
         with transaction.atomic():
+            twin = _unstarted_twin(request.user, ids, mode, token)
+            if twin is not None and request.POST.get("descartar") != str(twin.pk):
+                return _continue_or_discard(request, twin, players, mode)
             if twin is not None:
                 services.scorecard_discard(scorecard_id=twin.pk, author=request.user)
             scorecard = services.scorecard_create(
@@ -532,7 +533,8 @@ def _unstarted_twin(organizer, ids, mode, token) -> Scorecard | None:
     order, and not a box written nor a die rolled on it. None when this order page's
     token made one for them in this order: «Crear tarjeta» sent again goes to it."""
     cards = (
-        Scorecard.objects.filter(organizer=organizer, mode=mode)
+        Scorecard.objects.select_for_update()
+        .filter(organizer=organizer, mode=mode)
         .in_progress()
         .prefetch_related("seats")
         .order_by("-created_at", "-pk")

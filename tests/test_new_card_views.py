@@ -323,6 +323,16 @@ def test_discarding_makes_the_new_card_in_the_new_order_once(org_client, ana, be
     assert Scorecard.objects.get() == new
 
 
+def test_a_card_started_since_the_question_is_never_discarded(org_client, ana, ben, unstarted):
+    card, token = unstarted
+    create(org_client, [ben, ana], token)
+    write_a_box(card, ana)  # on another phone, while the question was on screen
+    response = create(org_client, [ben, ana], token, descartar=card.pk)
+    new = Scorecard.objects.exclude(pk=card.pk).get()
+    assert response.url == reverse("scorecard", args=[new.pk])
+    assert card.seats.get(player=ana).ones == 3
+
+
 def test_a_plain_back_and_create_still_goes_to_the_card_made(org_client, ana, ben):
     token = _order_token(org_client, ana, ben)
     first = create(org_client, [ana, ben], token)
