@@ -20,7 +20,7 @@ from datetime import date, datetime
 from django.contrib.auth import get_user_model
 from django.db.models import Avg, Count, F, Max, Min, Q, Sum, Value
 from django.db.models.functions import Coalesce, NullIf
-from django.utils import timezone
+from django.utils import formats, timezone
 from django.utils.translation import gettext, ngettext
 
 from accounts.names import sort_key
@@ -267,9 +267,10 @@ def _gridlines(low, high) -> list[int]:
 
 
 def _day(moment: datetime) -> str:
+    """The date as its readers write it short (dados/formats): 6/12/2026, 6 Dec 2026."""
     if timezone.is_aware(moment):
         moment = timezone.localtime(moment)
-    return moment.strftime("%d/%m/%y")
+    return formats.date_format(moment, "SHORT_DATE_FORMAT")
 
 
 def line_chart(points: list[tuple[datetime, int]]) -> dict:

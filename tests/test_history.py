@@ -86,7 +86,7 @@ def test_history_links_my_cards_in_progress_newest_first_in_local_time(ana_clien
     ana_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
     text = ana_client.get(reverse("history")).text
     assert (
-        f'<a href="/tarjetas/{mine.pk}/">Scorecard of 29/11/2026 21:05 · '
+        f'<a href="/tarjetas/{mine.pk}/">Scorecard of 29 Nov 2026 21:05 · '
         "<bdi>Ben</bdi> and <bdi>Carla</bdi></a>" in text
     )
 

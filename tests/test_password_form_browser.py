@@ -75,3 +75,28 @@ def test_the_password_forms_errors_sit_under_their_fields_on_a_phone(server, bro
     page.locator("main form button[type=submit]").click()
     page.wait_for_url(re.compile(r"/contrasena/cambiada/$"))
     context.close()
+
+
+def test_the_forced_change_is_announced_as_something_to_do_not_a_success(server, browser):
+    lucia = UserFactory(username="lucia", display_name="Lucía")
+    temporary = lucia.set_temporary_password()
+    lucia.save()
+    context = browser.new_context(viewport={"width": 360, "height": 740}, base_url=server)
+    page = context.new_page()
+    page.goto("/entrar/")
+    page.locator("#id_username").fill("lucia")
+    page.locator("#id_password").fill(temporary)
+    page.locator("main form button[type=submit]").click()
+    page.wait_for_url(re.compile(r"/contrasena/$"))
+    notice = page.locator(".messages .message")
+    assert "message-info" in notice.get_attribute("class")
+    colours = notice.evaluate(
+        """e => { const probe = document.createElement('li');
+        probe.className = 'message message-success';
+        e.parentNode.appendChild(probe);
+        const [a, b] = [getComputedStyle(e), getComputedStyle(probe)];
+        return {notice: [a.backgroundColor, a.color], success: [b.backgroundColor, b.color]}; }"""
+    )
+    assert colours["notice"][0] != colours["success"][0]
+    assert colours["notice"][1] != colours["success"][1]
+    context.close()

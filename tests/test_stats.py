@@ -2,6 +2,7 @@ from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
 import pytest
+from django.utils import translation
 
 from scorecards import rules, services, stats
 from scorecards.models import Scorecard
@@ -312,18 +313,18 @@ def test_the_line_chart_places_a_labelled_point_per_game_left_to_right():
     assert (chart["empty"], chart["width"], chart["height"]) == (False, 360, 200)
     points = chart["points"]
     assert [p["label"] for p in points] == [
-        "01/03/26: 245 puntos",
-        "02/03/26: 445 puntos",
-        "03/03/26: 207 puntos",
-        "04/03/26: 140 puntos",
+        "1/3/2026: 245 puntos",
+        "2/3/2026: 445 puntos",
+        "3/3/2026: 207 puntos",
+        "4/3/2026: 140 puntos",
     ]
     assert all(_inside(chart, p["x"], p["y"]) for p in points)
     assert [p["x"] for p in points] == sorted(p["x"] for p in points)
     # A higher total is drawn higher up, where y is smaller.
     assert points[1]["y"] < points[0]["y"] < points[2]["y"] < points[3]["y"]
     assert [(d["text"], d["anchor"]) for d in chart["dates"]] == [
-        ("01/03/26", "start"),
-        ("04/03/26", "end"),
+        ("1/3/2026", "start"),
+        ("4/3/2026", "end"),
     ]
     assert chart["desc"] == "4 partidas: mínimo 140, máximo 445, última 140 puntos."
 
@@ -353,7 +354,7 @@ def test_a_line_chart_of_one_game_centres_its_point_and_date():
     chart = stats.line_chart(_points(200))
     (point,) = chart["points"]
     (date,) = chart["dates"]
-    assert date == {"x": point["x"], "anchor": "middle", "text": "01/03/26"}
+    assert date == {"x": point["x"], "anchor": "middle", "text": "1/3/2026"}
     assert chart["desc"] == "1 partida: mínimo 200, máximo 200, última 200 puntos."
 
 
@@ -422,3 +423,9 @@ def test_ranking_ties_and_rivals_are_in_spanish_order(ana):
     play(column(ana), *(column(p) for p in players[:5]))
     rivals = [row["opponent"].name for row in stats.head_to_head(ana)]
     assert rivals == sorted(rivals, key=lambda n: SPANISH_ORDER.index(n)) == SPANISH_ORDER[1:]
+
+
+def test_the_line_charts_dates_are_unambiguous_in_english():
+    with translation.override("en"):
+        chart = stats.line_chart(_points(200, 250))
+    assert [date["text"] for date in chart["dates"]] == ["1 Mar 2026", "2 Mar 2026"]
