@@ -161,6 +161,8 @@ def test_the_next_player_plays_from_the_forms_the_stream_brought(phones):
     # Olga's forms follow Ana's dice, and Ben's phone gets his turn's forms, each in an
     # event: no poll, no reload.
     ana.get_by_role("button", name="Tirar").click()
+    # Her dice once her roll's answer is in (read before, they were none yet).
+    expect(ana.locator("#roll-count")).to_contain_text("Tirada 1 de 3")
     faces = ana.locator("#turn button.die").all_inner_texts()
     expect(olga.locator("#turn button.die")).to_have_text(faces, timeout=2000)
     expect(olga.get_by_role("button", name="Tirar por Ana")).to_be_visible()
