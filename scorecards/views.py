@@ -532,6 +532,8 @@ def _unstarted_twin(organizer, ids, mode, token) -> Scorecard | None:
     """organizer's newest card in play of this mode with exactly these players, in any
     order, and not a box written nor a die rolled on it. None when this order page's
     token made one for them in this order: «Crear tarjeta» sent again goes to it."""
+    if mode not in Scorecard.Mode.values:
+        return None  # no card has it (services.scorecard_create says why it is refused)
     cards = (
         Scorecard.objects.select_for_update()
         .filter(organizer=organizer, mode=mode)
