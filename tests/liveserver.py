@@ -58,6 +58,22 @@ def server_env(db: Path | str) -> dict[str, str]:
     return env
 
 
+def fresh_setting(expression: str, *, without=(), **env) -> str:
+    """An expression over dados.settings (as s), read in a fresh process with this one's
+    variables less those named in `without`, and env over them: what it prints, or the
+    error that stopped it."""
+    clean = {k: v for k, v in os.environ.items() if k not in without}
+    clean.update({"SECRET_KEY": "x" * 50, "DEBUG": "false", **env})
+    result = subprocess.run(
+        [sys.executable, "-c", f"import dados.settings as s; print({expression})"],
+        env=clean,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    return result.stdout.strip() or result.stderr
+
+
 def run(args, env, timeout=120) -> str:
     """Run a command in the project directory; its output on success, a readable failure else."""
     result = subprocess.run(

@@ -34,8 +34,8 @@ MEASURE = """() => {
 }"""
 
 
-@pytest.mark.parametrize("width", WIDTHS)
-def test_the_password_forms_errors_sit_under_their_fields_on_a_phone(server, browser, width):
+def _at_the_forced_change(server, browser, width):
+    """A phone of this width where Lucía has just logged in with a temporary password."""
     lucia = UserFactory(username="lucia", display_name="Lucía")
     temporary = lucia.set_temporary_password()
     lucia.save()
@@ -46,6 +46,12 @@ def test_the_password_forms_errors_sit_under_their_fields_on_a_phone(server, bro
     page.locator("#id_password").fill(temporary)
     page.locator("main form button[type=submit]").click()
     page.wait_for_url(re.compile(r"/contrasena/$"))
+    return context, page
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_password_forms_errors_sit_under_their_fields_on_a_phone(server, browser, width):
+    context, page = _at_the_forced_change(server, browser, width)
     # Short, like the username, and not repeated alike: three errors in one try.
     page.locator("#id_new_password1").fill("lucia-2")
     page.locator("#id_new_password2").fill("lucia-3")
@@ -78,16 +84,7 @@ def test_the_password_forms_errors_sit_under_their_fields_on_a_phone(server, bro
 
 
 def test_the_forced_change_is_announced_as_something_to_do_not_a_success(server, browser):
-    lucia = UserFactory(username="lucia", display_name="Lucía")
-    temporary = lucia.set_temporary_password()
-    lucia.save()
-    context = browser.new_context(viewport={"width": 360, "height": 740}, base_url=server)
-    page = context.new_page()
-    page.goto("/entrar/")
-    page.locator("#id_username").fill("lucia")
-    page.locator("#id_password").fill(temporary)
-    page.locator("main form button[type=submit]").click()
-    page.wait_for_url(re.compile(r"/contrasena/$"))
+    context, page = _at_the_forced_change(server, browser, 360)
     notice = page.locator(".messages .message")
     assert "message-info" in notice.get_attribute("class")
     colours = notice.evaluate(

@@ -5,13 +5,13 @@ is one only this computer can open (issue 51, item 3)."""
 import html
 import os
 import subprocess
-import sys
 
 import pytest
 import segno
 from django.conf import settings
 from django.urls import reverse
 
+from tests.liveserver import fresh_setting
 from tests.screens import HTMX
 
 pytestmark = pytest.mark.django_db
@@ -87,21 +87,9 @@ def test_the_notice_speaks_english(org_client, card, settings):
 
 
 def site_setting(expression="s.SITE_URL", **env):
-    """An expression over dados.settings (as s) in a fresh process with these variables."""
-    clean = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in {"SITE_URL", "ALLOWED_HOSTS", "CSRF_TRUSTED_ORIGINS", "SECURE", "DEBUG"}
-    }
-    clean.update({"SECRET_KEY": "x" * 50, **env})
-    result = subprocess.run(
-        [sys.executable, "-c", f"import dados.settings as s; print({expression})"],
-        env=clean,
-        capture_output=True,
-        text=True,
-        cwd=settings.BASE_DIR,
+    return fresh_setting(
+        expression, without={"SITE_URL", "ALLOWED_HOSTS", "CSRF_TRUSTED_ORIGINS", "SECURE"}, **env
     )
-    return result.stdout.strip() or result.stderr
 
 
 def test_site_url_is_read_as_given():

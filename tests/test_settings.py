@@ -13,6 +13,7 @@ from django.db import connection, transaction
 from django.urls import reverse
 
 from dados.settings import database_from_url, envbool, envint, envlist
+from tests.liveserver import fresh_setting
 
 BASE = Path("/srv/dados")
 
@@ -181,17 +182,8 @@ def test_html_is_compressed_for_a_client_that_accepts_gzip(client, db):
 
 def _database_setting(key, **env):
     """DATABASES["default"][key] as dados.settings reads it from env, in a fresh process."""
-    clean = {k: v for k, v in os.environ.items() if k not in {"CONN_HEALTH_CHECKS"}}
-    clean.update({"SECRET_KEY": "x" * 50, "DEBUG": "false", **env})
-    code = f"import dados.settings as s; print(s.DATABASES['default'][{key!r}])"
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        env=clean,
-        capture_output=True,
-        text=True,
-        cwd=settings.BASE_DIR,
-    )
-    return result.stdout.strip() or result.stderr
+    expression = f"s.DATABASES['default'][{key!r}]"
+    return fresh_setting(expression, without={"CONN_HEALTH_CHECKS"}, **env)
 
 
 @pytest.mark.parametrize("url", ["sqlite:///db.sqlite3", "postgres://dados@db/dados"])
@@ -207,17 +199,7 @@ def test_kept_connections_are_checked_before_use_unless_turned_off(url):
 
 
 def _setting(expression, **env):
-    """An expression over dados.settings (as s) in a fresh process with these variables."""
-    clean = {k: v for k, v in os.environ.items() if k not in {"CACHE", "REDIS_URL"}}
-    clean.update({"SECRET_KEY": "x" * 50, "DEBUG": "false", **env})
-    result = subprocess.run(
-        [sys.executable, "-c", f"import dados.settings as s; print({expression})"],
-        env=clean,
-        capture_output=True,
-        text=True,
-        cwd=settings.BASE_DIR,
-    )
-    return result.stdout.strip() or result.stderr
+    return fresh_setting(expression, without={"CACHE", "REDIS_URL"}, **env)
 
 
 def test_the_cache_is_shared_by_the_machines_processes_unless_told_otherwise():
