@@ -8,7 +8,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.debug import sensitive_variables
 
 from accounts import names
-from accounts.models import User
+from accounts.models import User, same_name
 
 
 def clean_name(value: str) -> str:
@@ -49,13 +49,6 @@ def clean_name(value: str) -> str:
             code="max_length",
         )
     return name
-
-
-def same_name(name, pk=None) -> User | None:
-    """The player other than pk whose name reads as name (accounts.names.fold), if any."""
-    wanted = names.fold(name)
-    others = User.objects.exclude(pk=pk).only("pk", "display_name", "username")
-    return next((user for user in others.iterator() if names.fold(user.name) == wanted), None)
 
 
 def name_taken(other) -> str:

@@ -10,6 +10,8 @@ from django.utils import formats, timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from accounts.names import fold
+
 # A temporary password is typed from a printed sheet on a phone's keyboard: lowercase
 # letters and digits, none that reads as another (l/1, o/0), in hyphenated groups of five.
 # 32 symbols, 15 of them: 75 bits, more than the 72 of the token_urlsafe(9) it replaced.
@@ -93,6 +95,13 @@ class User(AbstractUser):
     def name(self) -> str:
         """What the UI shows for this player: the display name, else the username."""
         return self.display_name or self.username
+
+
+def same_name(name, pk=None) -> User | None:
+    """The player other than pk whose name reads as name (accounts.names.fold), if any."""
+    wanted = fold(name)
+    others = User.objects.exclude(pk=pk).only("pk", "display_name", "username")
+    return next((user for user in others.iterator() if fold(user.name) == wanted), None)
 
 
 # A guest: a player added by another from «Tarjeta de puntos», who cannot log in until the

@@ -19,8 +19,8 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from accounts.forms import name_taken, same_name
-from accounts.models import GUESTS_PER_DAY
+from accounts.forms import name_taken
+from accounts.models import GUESTS_PER_DAY, same_name
 from accounts.names import fold, isolate_text
 from scorecards import dice, rules
 from scorecards.labels import BONUS_BOX, BOX_LABELS, box_label, box_name, names_list, said
@@ -280,7 +280,7 @@ def scorecard_rematch(*, scorecard_id, user) -> Rematch:
 
 
 class NameTaken(Refused):
-    """A guest's name that another player's reads as (accounts.forms.same_name)."""
+    """A guest's name that another player's reads as (accounts.models.same_name)."""
 
     def __init__(self, player):
         super().__init__(name_taken(player))
