@@ -48,7 +48,7 @@ class Turn:
     version: str = ""  # the version the turn's forms send
     dice: str = ""  # the dice shown, "" before the turn's first roll
     kept: list[str] = field(default_factory=list)  # the positions held (1-based)
-    roll: bool = False  # «Tirar» is offered to this phone
+    roll: bool = False  # «Tirar» is offered (to the turn's player: the sheet is everyone's)
     boxes: dict[str, int] = field(default_factory=dict)  # «Anotar»: free box -> its score
 
     @property

@@ -357,7 +357,7 @@ SECURE_SSL_HOST = urlsplit(SITE_URL).netloc if SITE_URL.startswith("https://") e
 SECURE_CSP = {
     "default-src": [CSP.SELF],
     "script-src": [CSP.SELF, CSP.NONCE],
-    "style-src": [CSP.SELF],
+    "style-src": [CSP.SELF, CSP.NONCE],
     "img-src": [CSP.SELF, "data:"],
     "object-src": [CSP.NONE],
     "base-uri": [CSP.NONE],

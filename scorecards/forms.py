@@ -229,6 +229,17 @@ def possible_sum(raw: str) -> bool:
     return raw.isascii() and raw.isdigit() and len(raw) <= 2 and low <= int(raw) <= high
 
 
+def order_query(ids, mode=Scorecard.PRESENCIAL, *, rolled=None) -> str:
+    """The order page's query (WhoStartsForm's) for these players in this order, the mode
+    if digital and the app's signed rolls of «¿Quién empieza?» if any."""
+    pairs = [("p", i) for i in ids]
+    if mode == Scorecard.DIGITAL:
+        pairs.append(("modo", Scorecard.DIGITAL))
+    if rolled:
+        pairs.append(("tiradas", rolled))
+    return urlencode(pairs)
+
+
 class WhoStartsForm:
     """«¿Quién empieza?»: each player's five-dice sum, the highest starts, and the tied
     roll again among themselves.

@@ -76,6 +76,12 @@ class Access:
     takes_part: bool
     # May start a rematch («Revancha») of a finished game: its organizer or a player.
     starts_rematch: bool
+    # What the card page's viewer is, whatever the card's state (the sheet, the same for
+    # everyone, carries every control; the page shows each viewer theirs, card.html):
+    # organizes it while in play (the organizer, or staff)...
+    manages: bool
+    # ... and plays every seat's digital turn (the card's own organizer).
+    plays_every_turn: bool
 
     @property
     def watches(self) -> bool:
@@ -86,16 +92,20 @@ class Access:
     def of(cls, user, *, organizer_id, digital, in_play, turn_player_id, seated) -> "Access":
         """From what the card says: its organizer, mode and state, whose turn it is (a
         player's id, or None) and whether user is seated."""
-        organizes = in_play and (user.is_staff or user.pk == organizer_id)
+        manages = user.is_staff or user.pk == organizer_id
+        plays_every_turn = user.pk == organizer_id
+        organizes = in_play and manages
         return cls(
             organizes=organizes,
             writes_by_hand=organizes and not digital,
             plays_turn=digital
             and in_play
-            and user.pk in (turn_player_id, organizer_id)
-            and turn_player_id is not None,
+            and turn_player_id is not None
+            and (plays_every_turn or user.pk == turn_player_id),
             takes_part=user.pk == organizer_id or seated,
             starts_rematch=not in_play and (user.pk == organizer_id or seated),
+            manages=manages,
+            plays_every_turn=plays_every_turn,
         )
 
 

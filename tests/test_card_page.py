@@ -12,14 +12,16 @@ from scorecards.labels import BONUS_BOX
 from scorecards.models import Scorecard
 from scorecards.services import Refused
 from tests.factories import UserFactory, enter, fill, full_card, make_scorecard, seat_of
+from tests.screens import seen_page
 
 pytestmark = pytest.mark.django_db
 
 HTMX = {"HX-Request": "true"}
 
 
-def page(client, card, **headers):
-    return client.get(reverse("scorecard", args=[card.pk]), headers=headers).text
+def page(client, card):
+    """The card page as the client's viewer sees it."""
+    return seen_page(client, card)
 
 
 def text_of(html):
@@ -68,7 +70,7 @@ def test_a_full_card_says_so_instead_of_a_turn(org_client, card):
     assert 'class="turn"' not in html
 
 
-def test_a_write_answers_with_the_new_turn_and_headings(org_client, card, ana):
+def test_a_write_answers_with_the_new_turn_and_headings(org_client, card, ana, ben):
     version = Scorecard.objects.get(pk=card.pk).version
     response = org_client.post(
         reverse("box", args=[card.pk, seat_of(card, ana).pk, "ones"]),
@@ -77,7 +79,7 @@ def test_a_write_answers_with_the_new_turn_and_headings(org_client, card, ana):
     )
     assert response["HX-Reswap"] == "none"
     html = response.text
-    assert '<p id="turn" class="turn-hint" hx-swap-oob="true">' in html
+    assert f'<p id="turn" class="turn-hint" data-turn="{ben.pk}" hx-swap-oob="true">' in html
     assert "le toca a <bdi>Ben</bdi>" in html
     assert '<tr id="row-players" hx-swap-oob="true">' in html
     assert '<div id="finalize-action" hx-swap-oob="true">' in html
@@ -267,8 +269,11 @@ def test_the_bonus_picker_shows_points_and_leads_to_the_extra_yahtzee(
     assert f'href="{reverse("joker", args=[card.pk, seat.pk])}"' in html
     yahtzee_picker = org_client.get(reverse("box", args=[card.pk, seat.pk, "yahtzee"])).text
     assert f'href="{reverse("joker", args=[card.pk, seat.pk])}"' in yahtzee_picker
-    # The sheet itself has no extra column of links.
-    assert reverse("joker", args=[card.pk, seat.pk]) not in page(org_client, card)
+    # The sheet itself has no extra column of links: its Yahtzee and bonus cells say where
+    # the picker the page opens (dados.js) offers the extra Yahtzee.
+    html = page(org_client, card)
+    assert f'href="{reverse("joker", args=[card.pk, seat.pk])}"' not in html
+    assert html.count(f'data-joker="{reverse("joker", args=[card.pk, seat.pk])}"') == 2
 
 
 # «Últimos cambios»

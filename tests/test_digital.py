@@ -21,6 +21,7 @@ from scorecards.rules import Category
 from scorecards.services import Refused
 from tests.dice import Scripted, Seeded
 from tests.factories import UserFactory, full_card, seat_of
+from tests.screens import Viewer, seen
 
 pytestmark = pytest.mark.django_db
 
@@ -822,7 +823,8 @@ def test_a_watcher_polls_the_dice_as_a_patch(scripted, client, digital, ana, ben
     assert response.status_code == 200
     assert response["HX-Reswap"] == "none"
     assert '<table class="sheet"' not in response.text
-    turn = turn_section(response.text)
+    ben_sees = Viewer(me=str(ben.pk), manager=False, part=True, every_turn=False)
+    turn = seen(turn_section(response.text), ben_sees)
     assert "Turno de <bdi>Ana</bdi>" in turn
     assert re.findall(r'aria-label="(Dado \d: \d)"', turn) == [
         f"Dado {p}: {f}" for p, f in enumerate("31456", start=1)
@@ -836,7 +838,7 @@ def test_a_watcher_polls_the_dice_as_a_patch(scripted, client, digital, ana, ben
         reverse("scorecard_live", args=[digital.pk]), {"version": 1}, headers=HTMX
     ).text
     assert f'<td id="c{seat_of(digital, ana).pk}-chance" hx-swap-oob="true">' in patch
-    assert "Aún no ha tirado." in text_of(turn_section(patch))
+    assert "Aún no has tirado." in text_of(seen(turn_section(patch), ben_sees))
 
 
 def test_the_player_chooses_among_the_free_boxes(scripted, ana_client, digital, ana):

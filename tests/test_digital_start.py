@@ -10,6 +10,7 @@ from django.core import signing
 from django.urls import reverse
 
 from scorecards.models import Scorecard
+from tests.screens import seen
 
 pytestmark = pytest.mark.django_db
 
@@ -120,7 +121,7 @@ def test_the_new_card_shows_whose_turn_and_who_may_roll(client, organizer, ana, 
         (organizer, True, "Ronda 1 de 13 · Turno de <bdi>Ana</bdi>"),
     ]:
         client.force_login(person)
-        text = client.get(url).text
+        text = seen(client.get(url).text)
         assert heading in text
         assert (roll in text) is sees_roll
         assert '<span class="badge">digital</span>' in text

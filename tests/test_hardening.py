@@ -174,7 +174,7 @@ def test_numbers_are_not_grouped_as_the_app_is_configured():
 
 
 def test_the_history_pages_link_to_plain_page_numbers(ana_client, ana, ben, monkeypatch):
-    monkeypatch.setattr("scorecards.views.HISTORY_PAGE", 1)
+    monkeypatch.setattr("scorecards.views.history.HISTORY_PAGE", 1)
     finalized_games([ana, ben], 1001)
     with override_settings(USE_THOUSAND_SEPARATOR=True):
         text = ana_client.get(reverse("history"), {"pagina": 1000}).text

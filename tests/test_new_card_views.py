@@ -66,9 +66,9 @@ def test_the_players_ticked_stay_ticked_whatever_is_searched(org_client, ana, be
 
 
 def test_every_player_of_a_club_is_listed(org_client, monkeypatch):
-    from scorecards import views
+    from scorecards.views import new
 
-    monkeypatch.setattr(views, "PLAYERS_LISTED", 3)
+    monkeypatch.setattr(new, "PLAYERS_LISTED", 3)
     players = [UserFactory(display_name=f"Jugador {n:02}") for n in range(5)]
     response = org_client.get(reverse("scorecard_new"), {"p": [players[4].pk]})
     listed = re.findall(r'name="p" value="(\d+)"', response.text)

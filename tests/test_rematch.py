@@ -11,7 +11,7 @@ from django.utils import timezone, translation
 from scorecards import services
 from scorecards.models import Scorecard
 from tests.factories import UserFactory, fill, make_scorecard
-from tests.screens import HTMX, card_page, finalize
+from tests.screens import HTMX, card_page, finalize, seen
 
 pytestmark = pytest.mark.django_db
 
@@ -56,7 +56,7 @@ def test_the_organizer_and_every_player_see_revancha_on_a_finished_game(client, 
 
 def test_staff_who_took_no_part_see_no_revancha(client, finished):
     client.force_login(UserFactory(is_staff=True))
-    page = card_page(client, finished)
+    page = seen(card_page(client, finished))
     assert "Gana" in page or "Empate" in page  # the finished card itself
     assert "revancha/" not in page
 

@@ -169,6 +169,103 @@
     }
   });
 
+  // The organizer's tap on a box opens its picker from the page, with no request: the card
+  // page carries every box's offer (picker-values: rules.py's values), and the cell its
+  // value, what the server says of its bonus line and joker, and its links. «Con dados»
+  // and the joker's order still ask the server. Without JavaScript, the link is the
+  // picker's own page.
+  document.addEventListener("click", function (event) {
+    if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    var link = event.target.closest("#sheet a.cell[href]");
+    if (link && openPicker(link)) event.preventDefault();
+  });
+
+  function openPicker(link) {
+    var template = document.getElementById("picker-template");
+    var offers = document.getElementById("picker-values");
+    var cell = link.closest("td");
+    var row = link.closest("tr");
+    var d = dialog();
+    if (!template || !offers || !cell || !row || !d) return false;
+    // A write from the picker still on its way must find its form in the page.
+    if (writing > 0) return true;
+    var box = row.id.replace(/^row-/, "");
+    var offer = JSON.parse(offers.textContent)[box];
+    if (!offer) return false;
+    var heading = document.querySelectorAll("#row-players th")[cell.cellIndex];
+    var name = heading ? heading.getAttribute("title") : "";
+    var url = link.getAttribute("href");
+    var current = link.getAttribute("data-value") || "";
+    var content = template.content.cloneNode(true);
+    function part(name) { return content.querySelector("[data-fill='" + name + "']"); }
+    part("label").textContent = offer.label;
+    part("name").textContent = name;
+    var now = part("now");
+    now.textContent = current === "" ? now.getAttribute("data-blank") :
+      now.getAttribute("data-current").replace("{value}", current);
+    var form = content.querySelector("form");
+    form.setAttribute("action", url);
+    form.setAttribute("hx-post", url);
+    form.querySelector("[name=was]").value = current;
+    var refused = link.hasAttribute("data-refused");
+    if (refused) {
+      var alert = part("refused");
+      alert.querySelector("bdi").textContent = name;
+      alert.hidden = false;
+    }
+    var values = content.querySelector(".values");
+    offer.values.forEach(function (pair) {
+      var button = document.createElement("button");
+      button.type = "submit";
+      button.name = "value";
+      button.value = String(pair[0]);
+      button.textContent = String(pair[0]);
+      if (pair[1]) {
+        var points = document.createElement("small");
+        points.textContent = pair[1];
+        button.append(" ", points);
+        values.classList.add("bonuses");
+      }
+      if (button.value === current) button.setAttribute("aria-pressed", "true");
+      // No 50 in Yahtzee (the server says so): the bonus line may only go down.
+      if (refused && pair[0] > Number(current)) button.disabled = true;
+      values.appendChild(button);
+    });
+    var scratch = content.querySelector(".scratch");
+    if (!offer.scratch) {
+      scratch.remove();
+      content.querySelector("#picker-scratch-hint").remove();
+    } else if (current === "0") {
+      scratch.setAttribute("aria-pressed", "true");
+    }
+    if (current === "") content.querySelector(".clear").setAttribute("aria-pressed", "true");
+    var joker = link.getAttribute("data-joker");
+    if (joker) {
+      var offered = content.querySelector(".joker-offer");
+      offered.querySelector("a").setAttribute("href", joker);
+      offered.querySelector("a").setAttribute("hx-get", joker);
+      offered.hidden = false;
+    }
+    if (offer.dice) {
+      content.querySelectorAll(".with-dice .face").forEach(function (face) {
+        var asked = url + "?dados=" + face.getAttribute("data-face");
+        face.setAttribute("href", asked);
+        face.setAttribute("hx-get", asked);
+      });
+    } else {
+      content.querySelector(".with-dice").remove();
+    }
+    content.querySelector(".close-picker").setAttribute("href", window.location.pathname);
+    var picker = document.getElementById("picker");
+    picker.replaceChildren(content);
+    htmx.process(picker);
+    opener = link;
+    if (!d.open) d.showModal();
+    var next = pickerFocus(picker, null);
+    if (next) next.focus();
+    return true;
+  }
+
   // Where focus goes in the picker: while the dice are being tapped, the score they make
   // or the faces; otherwise the box's score if it has one, else the title (never «Sin
   // anotar», which would look like the suggested answer).
@@ -232,9 +329,16 @@
   // back into the turn when the button pressed is gone (the third roll, «Anotar»).
   var announced = null;
   var acted = 0;  // when one's own turn request was answered
+  // The turn said to its own player («te toca a ti») or to the others: whose it is, the
+  // sheet says (data-turn, the same for everyone); who is looking, the page (data-me).
+  function announcement(turn) {
+    var page = document.querySelector(".card-page[data-me]");
+    var mine = page && turn.getAttribute("data-turn") === page.getAttribute("data-me");
+    return turn.getAttribute(mine ? "data-announce-mine" : "data-announce") || "";
+  }
   document.addEventListener("DOMContentLoaded", function () {
     var turn = document.getElementById("turn");
-    announced = turn ? turn.getAttribute("data-announce") || "" : "";
+    announced = turn ? announcement(turn) : "";
   });
   document.addEventListener("htmx:beforeRequest", function (event) {
     var source = event.detail.elt;
@@ -247,7 +351,7 @@
     var status = document.getElementById("turn-status");
     // The turn said anew (a roll, the turn passing on), or, once it is gone, the result.
     var result = document.querySelector("#sheet .result");
-    var text = turn ? turn.getAttribute("data-announce") || "" : result ? result.textContent : "";
+    var text = turn ? announcement(turn) : result ? result.textContent : "";
     if (status && text && text !== announced) status.textContent = text;
     announced = text;
     // Every part of a patch settles on its own: the one after the turn's swap decides.

@@ -1,0 +1,279 @@
+"""The card's sheet and its live patches: the same HTML for every viewer, rendered once per
+version and served to every phone from Django's cache, as Rails' Turbo broadcasts render a
+partial once for all its subscribers.
+
+What a render contains depends on the card, its version (and, for a patch, the version
+it starts from) and the language, never on who asks: there is no current user, no CSRF
+token, no «you» in it. The sheet carries every control (the organizer's cell links,
+«Deshacer», the turn's forms), each saying whom it is for; the page around it says who is
+looking and shows them theirs (card.html, dados.css).
+
+A render is kept under one key. The first phone to miss it claims the render (cache.add);
+the others that miss meanwhile wait for it rather than render it again. A write renders
+the patch its own answer brings, before the streams and polls of the table ask for it.
+"""
+
+import hashlib
+import time
+from collections.abc import Callable
+
+from django.core.cache import cache
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.translation import get_language
+
+from accounts.names import names_html
+from scorecards import rules, services
+from scorecards.forms import order_query
+from scorecards.labels import BONUS_BOX, box_label, box_name, box_short, short_names
+from scorecards.models import Change, Scorecard, log_summary
+from scorecards.rules import Category
+
+# A live page further behind than this many changes gets the whole sheet again.
+PATCH_LIMIT = 20
+# How long a render is kept: a table's phones ask for it within a second or two.
+KEPT_FOR = 60
+# How long a claim to render holds, and how long the others wait for it before they
+# render it themselves (a render takes a few milliseconds; a claimer may have died).
+CLAIM_FOR = 2
+WAIT_FOR = 1.0
+WAIT_STEP = 0.01
+
+
+def key(card: dict, what: str) -> str:
+    """The cache key of `what` (the sheet, a patch from a version) on the card at its
+    version, in the language in use. The card's creation names it along with its id: a
+    database made anew (a test's, a club's fresh start) has its own card 1, whose
+    versions must not meet this one's."""
+    stamp = card["created_at"].timestamp()
+    return f"dados:{what}:{card['id']}:{stamp}:{card['version']}:{get_language()}"
+
+
+def fields(scorecard) -> dict:
+    """What key() reads, from a card."""
+    return {name: getattr(scorecard, name) for name in CARD_FIELDS}
+
+
+# What a live card's keys are made of, read alone when the answer may be in the cache.
+CARD_FIELDS = ("id", "version", "created_at", "finalized_at")
+
+
+def cached(card: dict, what: str) -> str | None:
+    return cache.get(key(card, what))
+
+
+def shared(card: dict, what: str, render: Callable[[], str]) -> tuple[str, bool]:
+    """`what` on the card, from the cache, or rendered once for everyone: render() by the
+    first to miss it, whom the others that miss meanwhile wait for. Whether it was found
+    (True) or rendered here."""
+    name = key(card, what)
+    if (content := cache.get(name)) is not None:
+        return content, True
+    if not cache.add(f"{name}:claim", 1, CLAIM_FOR):
+        deadline = time.monotonic() + WAIT_FOR
+        while time.monotonic() < deadline:
+            time.sleep(WAIT_STEP)
+            if (content := cache.get(name)) is not None:
+                return content, True
+    content = render()
+    cache.set(name, content, KEPT_FOR)
+    return content, False
+
+
+def sheet(scorecard) -> str:
+    """The card's whole sheet at its version, for everyone. Its people's names are part
+    of its key (the card and its seats are read anyway): a name changed in «Mi perfil» or
+    the admin shows at once, as it did before."""
+    names = hashlib.blake2b(scorecard.organizer.name.encode(), digest_size=8)
+    for seat in scorecard.seats.all():
+        names.update(b"\0" + seat.player.name.encode())
+    what = f"sheet:{names.hexdigest()}"
+    return shared(fields(scorecard), what, lambda: render_sheet(scorecard))[0]
+
+
+def render_sheet(scorecard, *, error=None) -> str:
+    """The sheet rendered here: with a refusal's message, it is one write's answer alone."""
+    return render_to_string("scorecards/card.html#sheet", sheet_context(scorecard, error=error))
+
+
+def patch(scorecard, since: int, cells: list[dict]) -> tuple[str, bool]:
+    """What changed after version `since` (the cells written then, cells_since), for
+    everyone; and whether it came from the cache."""
+    context = parts(scorecard) | {"cells": cells, "oob": True}
+    render = lambda: render_to_string("scorecards/card.html#patch", context)  # noqa: E731
+    return shared(fields(scorecard), f"patch:{since}", render)
+
+
+def cell(seat, box) -> dict:
+    return {
+        "seat": seat,
+        "box": box,
+        "label": box_label(box),
+        "name": seat.player.name,
+        "value": getattr(seat, box),
+    }
+
+
+def parts(scorecard) -> dict:
+    """What both the whole sheet and a patch show: the column headings, sums and positions,
+    whose turn it is, the latest changes and what is missing to finalize (the organizer's
+    to see)."""
+    seats = list(scorecard.seats.all())
+    turn = scorecard.turn
+    columns = [
+        {
+            "seat": seat,
+            "short": short,
+            "totals": seat.totals,
+            "place": place,
+            "missing": max(0, rules.UPPER_BONUS_THRESHOLD - seat.totals.upper),
+            "turn": turn is not None and turn.seat == seat,
+            # What the organizer's picker of the bonus line says (dados.js reads them).
+            "bonus_due": rules.yahtzee_bonus_due(seat.scores),
+        }
+        for seat, place, short in zip(
+            seats, scorecard.places, short_names([s.player.name for s in seats]), strict=True
+        )
+    ]
+    changes = Change.objects.recent(scorecard).in_words(seats, with_rolls=scorecard.is_digital)
+    in_play = not scorecard.is_finalized
+    context = {
+        "scorecard": scorecard,
+        "seats": seats,
+        "columns": columns,
+        "changes": changes,
+        "bonus_box": BONUS_BOX,
+        # The organizer's controls are in the sheet of a physical card in play.
+        "by_hand": in_play and not scorecard.is_digital,
+    }
+    if turn is not None:
+        context["turn"] = {"round": turn.round, "rounds": len(Category), "seat": turn.seat}
+        if scorecard.is_digital:
+            context["play"] = play(scorecard, turn.seat)
+    if context["by_hand"]:
+        context["problems"] = problems(seats)
+        context["remaining"] = sum(len(Category) - seat.filled for seat in seats)
+    if scorecard.is_finalized:
+        context["log_summary"] = log_summary(changes, digital=scorecard.is_digital)
+        context["result"] = result(seats)
+    return context
+
+
+def play(scorecard, seat) -> dict:
+    """A digital game's turn in progress: the dice of its last roll (the kept ones held
+    again), the rolls left, and the boxes the dice may take with what each scores."""
+    rolls = scorecard.turn_rolls
+    faces, kept, _at = rolls[-1] if rolls else ("", "", None)
+    dice = [int(face) for face in faces]
+    extra = bool(dice) and rules.is_extra_yahtzee(dice, seat.scores)
+    choices = rules.choices(dice, seat.scores) if dice else {}
+    return {
+        "seat": seat,
+        "faces": faces,
+        "dice": [
+            {"position": i, "face": face, "held": str(i) in kept}
+            for i, face in enumerate(dice, start=1)
+        ],
+        "number": len(rolls),
+        "rolls": rules.ROLLS,
+        "left": rules.ROLLS - len(rolls),
+        "choices": [
+            {"box": c.value, "label": box_name(c), "score": points} for c, points in choices.items()
+        ],
+        "extra": extra,
+        "bonus": extra and rules.yahtzee_bonus_due(seat.scores),
+    }
+
+
+def problems(seats) -> list[tuple[str, list[str]]]:
+    """What stops the card from being finalized, per player: (name, reasons)."""
+    return [(seat.player.name, problems) for seat in seats if (problems := seat.problems)]
+
+
+def result(seats) -> dict:
+    """Who won, with how much: one winner, or everyone tied in first place."""
+    winners = [seat for seat in seats if seat.place == 1]
+    return {
+        "names": names_html(seat.player.name for seat in winners),
+        "tied": len(winners) > 1,
+        "total": winners[0].total if winners else None,
+    }
+
+
+def sheet_context(scorecard, *, error=None) -> dict:
+    """What the card's whole sheet shows: its parts, and a row of cells per box."""
+    context = parts(scorecard)
+    rows = [
+        {
+            "box": c.value,
+            "label": box_name(c),
+            "short": box_short(c),
+            "cells": [cell(s, c.value) for s in context["seats"]],
+        }
+        for c in Category
+    ]
+    upper = len(rules.UPPER)
+    context |= {"upper": rows[:upper], "lower": rows[upper:], "error": error}
+    if scorecard.is_finalized:
+        context["rematch"] = rematch(scorecard)
+    return context
+
+
+def rematch(finished) -> dict:
+    """«Revancha» on a finished game (for its organizer and players to see): who would
+    start, and the order page with the same players and mode, to decide «¿Quién
+    empieza?» again."""
+    players = services.rematch_seating(finished)
+    query = order_query([p.pk for p in players], finished.mode)
+    return {"starter": players[0], "order": reverse("scorecard_order") + "?" + query}
+
+
+def offer(box: str) -> dict:
+    """What a box's picker offers, as rules.py allows it: the values, each with the points
+    it adds (the bonus line's count of extra Yahtzees), and whether a 0 scratches it. The
+    organizer's page carries every box's, to open a picker without asking (dados.js)."""
+    points = rules.YAHTZEE_BONUS if box == BONUS_BOX else None
+    return {
+        "label": box_label(box),
+        "values": [
+            [value, f"+{value * points}" if points else ""]
+            for value in services.allowed_values(box)
+            if value != 0 or box == BONUS_BOX
+        ],
+        "scratch": box not in (Category.CHANCE, BONUS_BOX),
+        # «Con dados»: the score five dice make (the bonus line counts, it has none).
+        "dice": box != BONUS_BOX,
+    }
+
+
+def cells_since(scorecard, since) -> list[dict] | None:
+    """The cells the changes after version `since` wrote, or None when those changes do
+    not account for every version in between (a finalize, or a page too far behind; in
+    a digital game a version without a change is a roll, which the patch's turn shows)."""
+    if scorecard.is_finalized or not 0 <= since < scorecard.version <= since + PATCH_LIMIT:
+        return None
+    changes = Change.objects.filter(
+        scorecard=scorecard, version__gt=since, version__lte=scorecard.version
+    ).values_list("items", flat=True)
+    changes = list(changes)
+    if len(changes) != scorecard.version - since and not scorecard.is_digital:
+        return None
+    written = dict.fromkeys((seat_id, box) for items in changes for seat_id, box, *_ in items)
+    return [
+        cell(seat, box)
+        for seat_id, box in written
+        if (seat := scorecard.seat(seat_id)) is not None and box != BONUS_BOX
+    ]
+
+
+def stream_patch(card: dict, since: int) -> tuple[int, str] | None:
+    """For the card's stream (scorecards.live), whose page shows version `since`: the
+    patch that brings it to the card's version, and that version (from the cache, or
+    rendered once for everyone); None when the page must ask its poll for the whole
+    sheet (a page too far behind, a finalized card, a card gone)."""
+    if (content := cached(card, f"patch:{since}")) is not None:
+        return card["version"], content
+    scorecard = Scorecard.objects.with_seats().filter(pk=card["id"]).first()
+    if scorecard is None or (cells := cells_since(scorecard, since)) is None:
+        return None
+    return scorecard.version, patch(scorecard, since, cells)[0]

@@ -1,0 +1,228 @@
+"""One card for every phone, at 360 px, served by uvicorn as in production: the organizer, a
+player who only watches and the turn's player get the same sheet, and each page shows its
+viewer their own controls and no one else's, with JavaScript and without. The organizer's
+picker opens from the page, with no request."""
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browsing import log_in
+from tests.factories import PASSWORD
+from tests.liveserver import AppServer, copy_database, django_script, migrated_database
+from tests.test_browser_pages import AXE, serious_violations
+
+pytestmark = [pytest.mark.browser, pytest.mark.server]
+ARTIFACTS = Path(__file__).parent / "artifacts"  # each phone's screen, to look at
+
+SEED = """
+import json, sys
+from accounts.models import User
+from scorecards.services import scorecard_create
+
+def user(name):
+    return User.objects.create_user(name, password=sys.argv[1], display_name=name.title())
+
+olga, ana, ben = (user(n) for n in ("olga", "ana", "ben"))
+physical = scorecard_create(organizer=olga, players=[ana, ben])
+digital = scorecard_create(organizer=olga, players=[ana, ben], mode="digital")
+print(json.dumps({"physical": physical.pk, "digital": digital.pk}))
+"""
+
+
+@pytest.fixture(scope="module")
+def template_db(tmp_path_factory):
+    return migrated_database(tmp_path_factory.mktemp("one-card") / "template.sqlite3")
+
+
+@pytest.fixture
+def site(template_db, tmp_path):
+    db = copy_database(template_db, tmp_path / "dados.sqlite3")
+    cards = json.loads(django_script(db, SEED, PASSWORD).strip().splitlines()[-1])
+    server = AppServer(db=db, log=tmp_path / "uvicorn.log", workers=1, asgi=True)
+    server.start()
+    yield server, cards
+    server.stop()
+
+
+@pytest.fixture
+def phones(browser, site):
+    """Opens a card on a phone of its own: 360 px, with JavaScript or without."""
+    server, cards = site
+    contexts = []
+
+    def open_phone(username, card, *, javascript=True):
+        context = browser.new_context(
+            viewport={"width": 360, "height": 740},
+            base_url=server.base,
+            java_script_enabled=javascript,
+        )
+        if javascript and AXE.exists():
+            context.add_init_script(path=str(AXE))
+        contexts.append(context)
+        page = context.new_page()
+        page.asked = []  # (method, path) of every request the page made
+        page.on("request", lambda r: page.asked.append((r.method, r.url.split(server.base)[1])))
+        log_in(page, username)
+        page.goto(f"/tarjetas/{cards[card]}/")
+        page.card = cards[card]
+        return page
+
+    yield open_phone
+    for context in contexts:
+        context.close()
+
+
+def cell_links(page):
+    """The box links this phone's viewer can reach (the accessibility tree's)."""
+    return page.get_by_role("link", name=re.compile(r"^(Unos|Doses|Bonus Yahtzee) — ")).count()
+
+
+def sheet_html(page):
+    return page.locator("#sheet").evaluate("e => e.outerHTML")
+
+
+@pytest.mark.parametrize("javascript", [True, False])
+def test_each_phone_shows_its_viewer_their_own_controls(phones, javascript):
+    # Ana's turn (the first seat): Olga organizes, Ben only watches.
+    olga, ana, ben = (
+        phones(name, "physical", javascript=javascript) for name in ("olga", "ana", "ben")
+    )
+    if not javascript:
+        # The same sheet for all three, byte for byte (with JavaScript, htmx marks it up).
+        assert sheet_html(olga) == sheet_html(ana) == sheet_html(ben)
+    # Olga: every box's link, «Deshacer» and what is missing to finalize.
+    assert cell_links(olga) == 6
+    expect(olga.get_by_role("button", name="↶ Deshacer")).to_be_visible()
+    expect(olga.locator("#sheet-problems")).to_be_visible()
+    expect(olga.get_by_text("Se actualiza sola.")).to_be_hidden()
+    expect(olga.get_by_text("le toca a Ana")).to_be_visible()
+    # Ana is told it is her turn; Ben who plays.
+    expect(ana.get_by_text("te toca a ti")).to_be_visible()
+    expect(ana.get_by_text("le toca a Ana")).to_be_hidden()
+    expect(ben.get_by_text("le toca a Ana")).to_be_visible()
+    expect(ben.get_by_text("te toca a ti")).to_be_hidden()
+    for watcher in (ana, ben):
+        assert cell_links(watcher) == 0
+        assert watcher.get_by_role("button", name="↶ Deshacer").count() == 0
+        expect(watcher.locator("#sheet-problems")).to_be_hidden()
+        expect(watcher.get_by_text("Se actualiza sola.")).to_be_visible()
+        # Each value is still read out, as text.
+        expect(watcher.get_by_text("Unos — Ana: sin anotar")).to_be_attached()
+    for name, page in (("organizer", olga), ("turn", ana), ("watcher", ben)):
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(
+            path=ARTIFACTS / f"one-card-{name}-{'js' if javascript else 'nojs'}-360.png"
+        )
+        if javascript and AXE.exists():
+            assert serious_violations(page) == []
+
+
+def test_each_phone_keeps_its_own_controls_after_a_pushed_patch(phones):
+    olga, ana, ben = (phones(name, "physical") for name in ("olga", "ana", "ben"))
+    ben.wait_for_timeout(300)
+    ben.locator(".sheet-scroll").evaluate("el => { el.scrollLeft = 40; }")
+    left = ben.locator(".sheet-scroll").evaluate("el => el.scrollLeft")
+    history = ben.get_by_role("link", name="Historial").first
+    history.focus()
+    olga.get_by_role("link", name="Unos — Ana: sin anotar").click()
+    olga.locator('#picker button[name="value"][value="3"]').click()
+    expect(olga.get_by_role("link", name="Unos — Ana: 3")).to_be_visible()
+    # The turn passes to Ben: his phone says so, Ana's says whose it is, and neither
+    # shows a control that is Olga's.
+    expect(ben.get_by_text("te toca a ti")).to_be_visible(timeout=3000)
+    expect(ana.get_by_text("le toca a Ben")).to_be_visible(timeout=3000)
+    for watcher in (ana, ben):
+        expect(watcher.locator("#row-total td").first).to_have_text("3")
+        assert cell_links(watcher) == 0
+        assert watcher.get_by_role("button", name="↶ Deshacer").count() == 0
+    expect(history).to_be_focused()
+    assert ben.locator(".sheet-scroll").evaluate("el => el.scrollLeft") == left
+    assert cell_links(olga) == 6
+
+
+def test_the_organizers_picker_opens_with_no_request(phones):
+    olga = phones("olga", "physical")
+    olga.wait_for_timeout(300)
+    before = len(olga.asked)
+    started = time.monotonic()
+    olga.get_by_role("link", name="Doses — Ana: sin anotar").click()
+    expect(olga.locator("#picker-dialog")).to_be_visible()
+    opened = time.monotonic() - started
+    assert olga.asked[before:] == [], olga.asked[before:]
+    # A blank box: focus on its title; its values, rules.py's, with «0 tachar» and «Sin
+    # anotar» marked as what it holds.
+    expect(olga.locator("#picker-title")).to_be_focused()
+    expect(olga.locator("#picker-title")).to_have_text("Doses — Ana")
+    values = olga.locator("#picker .values button").all_inner_texts()
+    assert values == ["2", "4", "6", "8", "10"]
+    expect(olga.locator("#picker .scratch")).to_be_visible()
+    expect(olga.locator('#picker .clear[aria-pressed="true"]')).to_be_visible()
+    expect(olga.locator("#picker .hint").first).to_have_text("Ahora: sin anotar")
+    ARTIFACTS.mkdir(exist_ok=True)
+    olga.screenshot(path=ARTIFACTS / "one-card-picker-360.png")
+    # Its write is the one request.
+    olga.locator('#picker button[name="value"][value="4"]').click()
+    expect(olga.get_by_role("link", name="Doses — Ana: 4")).to_be_visible()
+    assert [m for m, path in olga.asked[before:] if "/casilla/" in path] == ["POST"]
+    expect(olga.locator("#picker-dialog")).to_be_hidden()
+    # A written box opens on its value, still with no request.
+    before = len(olga.asked)
+    olga.get_by_role("link", name="Doses — Ana: 4").click()
+    expect(olga.locator('#picker .values button[aria-pressed="true"]')).to_be_focused()
+    expect(olga.locator("#picker .hint").first).to_have_text("Ahora: 4")
+    assert olga.asked[before:] == []
+    olga.keyboard.press("Escape")
+    # The bonus line without a 50 in Yahtzee: the server's word, and no value above 0.
+    olga.get_by_role("link", name="Bonus Yahtzee — Ana: 0 \u00d7 100").click()
+    expect(olga.locator("#picker .alert-error")).to_have_text(
+        "Ana no tiene 50 en Yahtzee: sin ellos no hay bonus de Yahtzee."
+    )
+    assert olga.locator("#picker .values button[disabled]").count() == 4
+    assert olga.locator("#picker .values button").first.inner_text() == "0"
+    assert olga.locator("#picker .with-dice").count() == 0
+    assert olga.asked[before:] == []
+    # «Con dados» still asks the server for the score.
+    olga.keyboard.press("Escape")
+    olga.get_by_role("link", name="Treses — Ana: sin anotar").click()
+    olga.locator("#picker details.with-dice summary").click()
+    for face in "33312":
+        olga.locator(f'#picker a.face[aria-label="Dado {face}"]').click()
+        olga.wait_for_timeout(150)
+    expect(olga.locator("#picker .proposal button")).to_have_text("Anotar 9")
+    print(f"picker opened in {opened * 1000:.0f} ms")
+
+
+def test_a_watcher_who_shows_the_organizers_link_is_refused_and_changes_nothing(phones):
+    ana = phones("ana", "physical")
+    ana.evaluate("document.querySelector('.card-page').classList.add('manager')")
+    link = ana.get_by_role("link", name="Unos — Ana: sin anotar")
+    expect(link).to_be_visible()
+    with ana.expect_response(re.compile(r"/casilla/")) as answer:
+        link.click()
+    assert answer.value.status == 403
+    ana.goto(f"/tarjetas/{ana.card}/")
+    expect(ana.locator("#row-total td").first).to_have_text("0")
+
+
+def test_a_digital_turn_shows_its_forms_to_whoever_plays_it(phones):
+    olga, ana, ben = (phones(name, "digital") for name in ("olga", "ana", "ben"))
+    expect(ana.get_by_role("button", name="Tirar", exact=True)).to_be_visible()
+    expect(ana.get_by_text("Aún no has tirado.")).to_be_visible()
+    expect(olga.get_by_role("button", name="Tirar por Ana")).to_be_visible()
+    expect(olga.get_by_text("Aún no ha tirado.")).to_be_visible()
+    assert ben.get_by_role("button", name=re.compile("^Tirar")).count() == 0
+    ana.get_by_role("button", name="Tirar", exact=True).click()
+    # Ben sees the dice, as pictures, and no form; Olga may still play for Ana.
+    expect(ben.get_by_role("img", name=re.compile(r"^Dado 1: \d$"))).to_be_visible(timeout=3000)
+    assert ben.get_by_role("radio").count() == 0
+    expect(olga.get_by_role("button", name="Anotar por Ana")).to_be_visible(timeout=3000)
+    expect(ana.get_by_role("button", name="Anotar", exact=True)).to_be_visible()
+    for name, page in (("organizer", olga), ("turn", ana), ("watcher", ben)):
+        page.screenshot(path=ARTIFACTS / f"one-card-digital-{name}-360.png")
+        if AXE.exists():
+            assert serious_violations(page) == []
