@@ -182,8 +182,9 @@ def test_the_organizers_picker_opens_with_no_request(phones):
     expect(olga.locator("#picker .alert-error")).to_have_text(
         "Ana no tiene 50 en Yahtzee: sin ellos no hay bonus de Yahtzee."
     )
-    assert olga.locator("#picker .values button[disabled]").count() == 4
-    assert olga.locator("#picker .values button").first.inner_text() == "0"
+    assert olga.locator("#picker .values button[disabled]").count() == 12  # 1 to 12
+    expect(olga.locator("#picker .values button").first).to_have_attribute("value", "0")
+    expect(olga.locator("#picker .values button").nth(1)).to_contain_text("+100")
     assert olga.locator("#picker .with-dice").count() == 0
     assert olga.asked[before:] == []
     # «Con dados» still asks the server for the score.
