@@ -79,7 +79,7 @@ PHONES: list = []  # every phone, as it starts
 WRITES: list = []  # (monotonic time of the answer, table, card, version, the phone's index)
 STREAMS = {"open": 0}  # streams open right now
 OPEN_SAMPLES: list[int] = []  # STREAMS["open"], once a second while measuring
-SHARED_KINDS = ("event", "hit", "miss", "own", "sheet")
+SHARED_KINDS = ("event", "hit", "miss", "sheet")
 SHARED = Counter()  # changed polls by X-Dados-Shared: hit, miss, own (or a whole sheet);
 # and patches taken from the stream's events (event)
 STOPPING = Event()  # set at the end: no more writes, no new cards

@@ -436,13 +436,12 @@ def stream_lines(streams) -> list[str]:
         f"{streams['behind']} phones not at their card's last version at the end; "
         f"{streams['undelivered']:.0f} deliveries not seen (the phone had moved to a next card)",
     ]
-    taken = {k: streams.get(f"shared_{k}", 0) for k in ("event", "hit", "miss", "own", "sheet")}
+    taken = {k: streams.get(f"shared_{k}", 0) for k in ("event", "hit", "miss", "sheet")}
     if answers := sum(taken.values()):
         lines.append(
             f"- changes taken: {taken['event'] / answers:.0%} in the stream's events; polled "
             f"or fetched, {taken['hit'] / answers:.0%} from the shared cache, "
             f"{taken['miss'] / answers:.0%} rendered and shared, "
-            f"{taken['own'] / answers:.0%} one person's (the organizer's, the turn's), "
             f"{taken['sheet'] / answers:.0%} a whole sheet"
         )
     if "memory_per_stream_kb" in streams:

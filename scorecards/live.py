@@ -1,6 +1,6 @@
 """The live card, pushed: a card page holds a stream of Server-Sent Events that brings
 what changed each time the card's version moves: the patch its poll would get
-(views.stream_patch, rendered once for every viewer who shares it), or, when the page
+(sheets.stream_patch, rendered once for every viewer), or, when the page
 needs the whole sheet (too far behind, a finalized card), the version alone, and the
 page asks its poll.
 

@@ -89,7 +89,7 @@ def _streamed(run, *, p95, behind=0):
     delivery = {"count": 300, "p50": 120, "p95": p95, "p99": p95 + 10}
     run["streams"] = {
         "open_mean": 27.0, "open_max": 27, "phones": 30, "streaming_phones": 27,
-        "shared_hit": 60, "shared_miss": 20, "shared_own": 20, "shared_sheet": 0,
+        "shared_hit": 60, "shared_miss": 40, "shared_sheet": 0,
         "delivery_stream": delivery, "delivery_poll": {**delivery, "p95": 2700},
         "delivery_event": delivery, "undelivered": 0, "behind": behind,
         "behind_examples": ["table 1 seat 2 (stream): shows 3 of card 9, at 4"] if behind else [],

@@ -113,6 +113,14 @@ def test_each_phone_shows_its_viewer_their_own_controls(phones, javascript):
         expect(watcher.get_by_text("Se actualiza sola.")).to_be_visible()
         # Each value is still read out, as text.
         expect(watcher.get_by_text("Unos — Ana: sin anotar")).to_be_attached()
+    if not javascript:
+        # The organizer writes and undoes without JavaScript: the picker is a page, and
+        # «Deshacer», in the shared sheet, sends the token its page gives it.
+        olga.get_by_role("link", name="Unos — Ana: sin anotar").click()
+        olga.locator('button[name="value"][value="3"]').click()
+        expect(olga.get_by_role("link", name="Unos — Ana: 3")).to_be_visible()
+        olga.get_by_role("button", name="↶ Deshacer").click()
+        expect(olga.get_by_role("link", name="Unos — Ana: sin anotar")).to_be_visible()
     for name, page in (("organizer", olga), ("turn", ana), ("watcher", ben)):
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(
@@ -163,6 +171,8 @@ def test_the_organizers_picker_opens_with_no_request(phones):
     expect(olga.locator("#picker .scratch")).to_be_visible()
     expect(olga.locator('#picker .clear[aria-pressed="true"]')).to_be_visible()
     expect(olga.locator("#picker .hint").first).to_have_text("Ahora: sin anotar")
+    # Nothing of the Yahtzee's or the bonus line's: Ana has no Yahtzee, and this is Doses.
+    assert olga.locator("#picker .joker-offer, #picker .alert-error").count() == 0
     ARTIFACTS.mkdir(exist_ok=True)
     olga.screenshot(path=ARTIFACTS / "one-card-picker-360.png")
     # Its write is the one request.

@@ -209,9 +209,9 @@
     form.querySelector("[name=was]").value = current;
     var refused = link.hasAttribute("data-refused");
     if (refused) {
-      var alert = part("refused");
-      alert.querySelector("bdi").textContent = name;
-      alert.hidden = false;
+      part("refused").querySelector("bdi").textContent = name;
+    } else {
+      part("refused").remove();
     }
     var values = content.querySelector(".values");
     offer.values.forEach(function (pair) {
@@ -240,11 +240,12 @@
     }
     if (current === "") content.querySelector(".clear").setAttribute("aria-pressed", "true");
     var joker = link.getAttribute("data-joker");
+    var offered = content.querySelector(".joker-offer");
     if (joker) {
-      var offered = content.querySelector(".joker-offer");
       offered.querySelector("a").setAttribute("href", joker);
       offered.querySelector("a").setAttribute("hx-get", joker);
-      offered.hidden = false;
+    } else {
+      offered.remove();
     }
     if (offer.dice) {
       content.querySelectorAll(".with-dice .face").forEach(function (face) {
