@@ -68,6 +68,9 @@ BOXES = {"ones", "twos", "threes", "fours", "fives", "sixes", "three_of_a_kind",
          "four_of_a_kind", "full_house", "small_straight", "large_straight", "yahtzee",
          "chance"}  # fmt: skip
 CELL = re.compile(r'/casilla/(\d+)/(\w+)/"')
+# An organizer's cell link: its box's address and the value it holds ("" when blank).
+HELD = re.compile(r'href="[^"]*/casilla/(\d+)/(\w+)/" data-value="(\d*)"')
+OFFERS = re.compile(r'<script id="picker-values" type="application/json">(.*?)</script>', re.S)
 
 CONFIG: dict = {}
 CARDS: dict[int, int] = {}  # table -> its card's pk, once its organizer created it (the latest)
@@ -173,6 +176,7 @@ class Phone(FastHttpUser):
     streaming = False  # and the stream is open now
     stream_greenlet = None
     cells = ()  # the cells a writing phone's page last offered: none until a load succeeds
+    offers = {}  # what each box's picker offers (the page's picker-values)
 
     def on_start(self):
         kind = type(self).__name__
@@ -183,6 +187,7 @@ class Phone(FastHttpUser):
         self.phase = time.monotonic() + random.random()  # phones are out of step
         self.offset = random.randrange(STATS_EVERY)
         self.poll_element, self.poll_every, self.inputs, self.csrf = {}, 3, {}, ""
+        self.held = {}  # (seat, box) -> the value its cell holds, as the latest answer said
         self.stats_pages = ["/historial/", f"/jugadores/{self.user_id}/", "/clasificacion/"]
         self.prefix = "digital " if self.digital else ""  # of its requests' names
         self.index, self.shown = len(PHONES), []  # shown: (time, card, version), as it moves
@@ -232,6 +237,8 @@ class Phone(FastHttpUser):
                 versioned |= i["name"] == "version"
             if i.get("name") == "csrfmiddlewaretoken":
                 self.csrf = i["value"]
+        if self.writes:
+            self.held.update(((seat, box), value) for seat, box, value in HELD.findall(text))
         for poll in (d for d in tags(text, "div") if d.get("id") == "sheet-poll"):
             self.poll_element = poll
             self.poll_every = int(re.search(r"every (\d+)s", poll["hx-trigger"])[1])
@@ -263,6 +270,9 @@ class Phone(FastHttpUser):
             elif self.writes:  # row by row, as a game goes: round by round
                 cells = dict.fromkeys(CELL.findall(r.text))
                 self.cells = [(seat, box) for seat, box in cells if box in BOXES]
+                # What each box's picker offers, which the page opens without asking.
+                if offers := OFFERS.search(r.text):
+                    self.offers = json.loads(offers[1])
         self.open_stream(r.text)
 
     def open_stream(self, page: str) -> None:
@@ -383,21 +393,21 @@ class Phone(FastHttpUser):
                 r.failure(f"status {r.status_code}")
 
     def write(self):
+        """A tap on a box, then on one of its values: the picker opens from the page (its
+        offers, and the value the cell holds), so the write is the one request."""
         seat, box = self.cells[self.tick // WRITE_EVERY % len(self.cells)]
-        with self.client.get(
-            f"{self.page}casilla/{seat}/{box}/", headers=HX, name="box picker", catch_response=True
-        ) as r:
-            form = next((f for f in tags(r.text, "form") if "hx-post" in f), None)
-            values = [b["value"] for b in tags(r.text, "button") if b.get("name") == "value"]
-            if form is None or not any(values):
-                r.failure(f"{r.status_code}, no values to pick")
-                return
-        fields = hidden(r.text[r.text.index("<form") : r.text.index("</form>")])
-        fields += [*self.included(form), ("value", random.choice([v for v in values if v]))]
+        values = [str(value) for value, _points in self.offers.get(box, {}).get("values", [])]
+        if not values:
+            return
+        fields = [
+            ("was", self.held.get((seat, box), "")),
+            *self.included({"hx-include": "#sheet-version"}),
+            ("value", random.choice(values)),
+        ]
         headers = {**HX, **FORM, "X-CSRFToken": self.csrf, "Referer": CONFIG["base"] + self.page}
         with self.client.post(
-            form["hx-post"], data=urlencode(fields), headers=headers, name="box write",
-            catch_response=True,
+            f"{self.page}casilla/{seat}/{box}/", data=urlencode(fields), headers=headers,
+            name="box write", catch_response=True,
         ) as r:  # fmt: skip
             if r.status_code != 200 or not self.absorb(r.text):
                 r.failure(f"{r.status_code}, no new version in the answer")

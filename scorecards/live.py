@@ -76,6 +76,9 @@ class Versions:
         self.looks: dict[Viewer, tuple] = {}
         self._cleared: dict[Viewer, tuple | None] = {}
         self._viewers: Counter[Viewer] = Counter()
+        # The patches asked for while a card is at a version, by what they bring: a table's
+        # streams in this process take one answer (sheets.stream_patch), not one each.
+        self._patches: dict[tuple, asyncio.Future] = {}
         self._task: asyncio.Task | None = None
         # One thread, so one database connection, whatever the number of streams.
         self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dados-live")
@@ -93,6 +96,7 @@ class Versions:
             del self._watchers[pk]
             self.states.pop(pk, None)
             self._moved.pop(pk, None)
+            self._forget_patches(pk)
         self._viewers[viewer] -= 1
         if self._viewers[viewer] <= 0:
             del self._viewers[viewer]
@@ -125,6 +129,17 @@ class Versions:
                 return None
         return state
 
+    async def patch(self, key: tuple, fn, *args):
+        """fn(*args) on the database thread, asked once for every stream that asks with the
+        same key (the card, the versions, the language) until the card moves again."""
+        if (future := self._patches.get(key)) is None:
+            future = self._patches[key] = asyncio.ensure_future(self.run(fn, *args))
+        return await asyncio.shield(future)
+
+    def _forget_patches(self, pk: int) -> None:
+        for key in [key for key in self._patches if key[0] == pk]:
+            del self._patches[key]
+
     async def run(self, fn, *args):
         """fn(*args) on the process's one thread for the database, and so on its one
         connection: the versions' reads, and the patches' renders for every stream."""
@@ -138,6 +153,7 @@ class Versions:
                 state = read.get(pk, GONE)
                 if pk in self._watchers and self.states.get(pk) != state:
                     self.states[pk] = state
+                    self._forget_patches(pk)
                     # Wakes every stream of the card; the next wait makes a new event.
                     if event := self._moved.pop(pk, None):
                         event.set()
@@ -250,14 +266,17 @@ def event(name: str, version: int | str = "", data: str | None = None) -> str:
 Patch = Callable[[int, int], tuple[int, str] | None]
 
 
-async def stream(pk: int, viewer: Viewer, shown: int, state: State, patch: Patch, login: str):
+async def stream(
+    pk: int, viewer: Viewer, shown: int, state: State, patch: Patch, login: str, share=None
+):
     """The card's events for a page that shows version `shown`, whenever the card moves
     (at once if it already has): «patch», whose data is {"base": the version it applies
     to, "html": the patch}, or «version» when the page must ask (patch gave None). Then
     «end» once the card is over, «idle» IDLE_LIMIT after it opened, and a comment line
     every HEARTBEAT seconds between them. Before each event and each heartbeat it asks
     whether its viewer may still follow the card: if not, «login», whose data is where to
-    log in again, and nothing more."""
+    log in again, and nothing more. Streams that give the same `share` (the language their
+    patches are in) take one answer for the same change."""
     hub = versions()
     hub.watch(pk, state, viewer)
     try:
@@ -265,7 +284,8 @@ async def stream(pk: int, viewer: Viewer, shown: int, state: State, patch: Patch
         idle_until = time.monotonic() + IDLE_LIMIT
         while True:
             if state.version > shown:
-                found = None if state.over else await hub.run(patch, shown, state.version)
+                asked = (pk, shown, state.version, share)
+                found = None if state.over else await hub.patch(asked, patch, shown, state.version)
                 if found is None:
                     shown = state.version
                     yield event("version", shown)

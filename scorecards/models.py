@@ -392,6 +392,14 @@ class ChangeQuerySet(models.QuerySet):
         changes = self.filter(scorecard=scorecard).select_related("author").order_by("-pk")
         return changes if scorecard.is_finalized else changes[: Change.RECENT]
 
+    def after(self, scorecard, version):
+        """The changes that brought a card from `version` to the one it was read at (not a
+        later one, made since), newest first."""
+        changes = self.filter(
+            scorecard=scorecard, version__gt=version, version__lte=scorecard.version
+        )
+        return changes.select_related("author").order_by("-pk")
+
     def in_words(self, seats, *, with_rolls=False) -> list["Change"]:
         """These changes, each with what the card's log says of it: `lines`, one per item;
         for an extra Yahtzee `joker` (its box's line) and `joker_bonus` (whether it added

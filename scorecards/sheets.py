@@ -99,7 +99,7 @@ def render_sheet(scorecard, *, error=None) -> str:
 def patch(scorecard, since: int, cells: list[dict]) -> tuple[str, bool]:
     """What changed after version `since` (the cells written then, cells_since), for
     everyone; and whether it came from the cache."""
-    context = parts(scorecard) | {"cells": cells, "oob": True}
+    context = parts(scorecard, since=since) | {"cells": cells, "oob": True}
     render = lambda: render_to_string("scorecards/card.html#patch", context)  # noqa: E731
     return shared(fields(scorecard), f"patch:{since}", render)
 
@@ -114,10 +114,11 @@ def cell(seat, box) -> dict:
     }
 
 
-def parts(scorecard) -> dict:
+def parts(scorecard, *, since=None) -> dict:
     """What both the whole sheet and a patch show: the column headings, sums and positions,
-    whose turn it is, the latest changes and what is missing to finalize (the organizer's
-    to see)."""
+    whose turn it is, the latest changes (in a patch from version `since`, the ones made
+    after it, which the page adds to those it shows) and what is missing to finalize (the
+    organizer's to see)."""
     seats = list(scorecard.seats.all())
     turn = scorecard.turn
     columns = [
@@ -135,7 +136,11 @@ def parts(scorecard) -> dict:
             seats, scorecard.places, short_names([s.player.name for s in seats]), strict=True
         )
     ]
-    changes = Change.objects.recent(scorecard).in_words(seats, with_rolls=scorecard.is_digital)
+    if since is None:
+        changes = Change.objects.recent(scorecard)
+    else:
+        changes = Change.objects.after(scorecard, since)
+    changes = changes.in_words(seats, with_rolls=scorecard.is_digital)
     in_play = not scorecard.is_finalized
     context = {
         "scorecard": scorecard,

@@ -179,7 +179,7 @@ def test_a_write_from_the_current_page_answers_with_what_changed(org_client, car
     assert '<div id="sheet-alert" hx-swap-oob="true"></div>' in html
     # what is missing, and «Últimos cambios» with the new entry on top
     assert '<div id="sheet-problems" hx-swap-oob="true">' in html
-    assert '<ol id="recent-changes" hx-swap-oob="true">' in html
+    assert '<ol id="recent-changes" hx-swap-oob="afterbegin">' in html
     assert "<bdi>Olga</bdi> anotó 15 en Cincos de <bdi>Ana</bdi>" in html
     assert seat_of(card, ana).fives == 15
 

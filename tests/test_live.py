@@ -137,7 +137,7 @@ def test_a_page_one_change_behind_gets_the_written_cell_and_what_follows_it(clie
         " hx-swap-oob" in html
     )
     assert 'id="sheet-poll"' not in html
-    assert '<ol id="recent-changes" hx-swap-oob="true">' in html
+    assert '<ol id="recent-changes" hx-swap-oob="afterbegin">' in html
     assert "<bdi>Olga</bdi> anotó 15 en Cincos de <bdi>Ana</bdi>" in html
     # the organizer's controls come too, for everyone: a player's page does not show the
     # cells' links, nor where «Deshacer» and the problems go (the sheet's .only-manager)
@@ -145,6 +145,17 @@ def test_a_page_one_change_behind_gets_the_written_cell_and_what_follows_it(clie
     assert 'id="undo-button"' in html
     shown = seen(html, Viewer(me=str(ben.pk), manager=False, part=True, every_turn=False))
     assert "casilla/" not in shown
+
+
+def test_a_patch_brings_only_the_changes_made_since_the_page(client, card, ana, ben):
+    client.force_login(ana)
+    write(card, ben, "chance", "20")  # version 1: the page shows it already
+    write(card, ana, "ones", "3")
+    write(card, ben, "sixes", "24")
+    html = live(client, card, 1).text
+    changes = re.search(r'<ol id="recent-changes" hx-swap-oob="afterbegin">(.*?)</ol>', html, re.S)
+    # Newest first, put before the ones the page shows.
+    assert re.findall(r"anotó (\d+) en", changes[1]) == ["24", "3"]
 
 
 def test_a_page_some_changes_behind_gets_only_the_cells_written_since(client, card, ana, ben):
@@ -697,6 +708,9 @@ class _Moving:
     async def run(self, fn, *args):
         return fn(*args)
 
+    async def patch(self, key, fn, *args):
+        return fn(*args)
+
     async def allows(self, viewer, pk):
         self.asked += 1
         return self.asked <= self.allowed_times
@@ -713,6 +727,33 @@ async def _events(hub, limit=10_000):
         if len(names) > limit:
             break
     return names
+
+
+def test_the_streams_of_a_process_take_one_answer_for_one_change():
+    hub = stream_hub.Versions()
+    asked = []
+
+    async def run(fn, *args):
+        await asyncio.sleep(0.01)  # on the hub's thread, while the others ask too
+        return fn(*args)
+
+    def patch(since, version):
+        asked.append((since, version))
+        return version, "<p>"
+
+    hub.run = run
+
+    async def streams(key, n):
+        return await asyncio.gather(*(hub.patch(key, patch, 0, 1) for _ in range(n)))
+
+    assert asyncio.run(streams((1, 0, 1, "es"), 6)) == [(1, "<p>")] * 6
+    assert asked == [(0, 1)]
+    # In another language, it is asked for once more; once the card moves, again.
+    asyncio.run(streams((1, 0, 1, "en"), 2))
+    assert len(asked) == 2
+    hub._forget_patches(1)
+    asyncio.run(streams((1, 0, 1, "es"), 2))
+    assert len(asked) == 3
 
 
 def test_the_full_check_runs_again_only_when_the_viewer_looks_otherwise(client, card, ana):

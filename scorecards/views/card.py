@@ -133,8 +133,9 @@ async def scorecard_events(request, pk):
     viewer = live.Viewer(request.session.session_key, user.pk)
 
     def patch(since, version):
-        # On the process's one thread for the streams (live.Versions.run): the write
-        # rendered the patch its answer brought, and every phone finds it in the cache.
+        # On the process's one thread for the streams (live.Versions.run), once for the
+        # process's phones that ask for the same change: the write rendered the patch its
+        # answer brought, and the first of them finds it in the cache.
         with translation.override(language):
             return sheets.stream_patch(card | {"version": version}, since)
 
@@ -148,7 +149,7 @@ async def scorecard_events(request, pk):
         return HttpResponse(_("Demasiadas tarjetas abiertas a la vez."), status=429)
     state = live.State(card["version"], over=over)
     login = redirect_to_login(reverse("scorecard", args=[pk]))["Location"]
-    events = live.stream(pk, viewer, shown, state, patch, login)
+    events = live.stream(pk, viewer, shown, state, patch, login, share=language)
     response = StreamingHttpResponse(
         live.Admitted(user.pk, events), content_type="text/event-stream"
     )
