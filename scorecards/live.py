@@ -83,9 +83,13 @@ class Versions:
         # One thread, so one database connection, whatever the number of streams.
         self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dados-live")
 
-    def watch(self, pk: int, state: State, viewer: Viewer) -> None:
+    def watch(self, pk: int, state: State, viewer: Viewer, looks: tuple | None = None) -> None:
+        """Follow card pk for viewer; `looks`: how they looked when the view found that they
+        may (looks_of), which spares the first event a full check."""
         self._watchers[pk] += 1
         self._viewers[viewer] += 1
+        if looks is not None:
+            self._cleared.setdefault(viewer, looks)
         self.states.setdefault(pk, state)
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._follow())
@@ -188,6 +192,11 @@ def viewers_looks(viewers) -> dict[Viewer, tuple]:
     }
 
 
+def looks_of(user) -> tuple:
+    """How viewers_looks reads a viewer whose session is there, from their account."""
+    return True, (user.password, user.is_active, user.is_staff)
+
+
 def _looks_and_may_follow(viewer: Viewer, pk: int) -> tuple[tuple, bool]:
     # How the viewer looks first: whatever changes after it, the next tick sees.
     return viewers_looks([viewer])[viewer], may_follow(viewer, pk)
@@ -267,7 +276,14 @@ Patch = Callable[[int, int], tuple[int, str] | None]
 
 
 async def stream(
-    pk: int, viewer: Viewer, shown: int, state: State, patch: Patch, login: str, share=None
+    pk: int,
+    viewer: Viewer,
+    shown: int,
+    state: State,
+    patch: Patch,
+    login: str,
+    share=None,
+    looks: tuple | None = None,
 ):
     """The card's events for a page that shows version `shown`, whenever the card moves
     (at once if it already has): «patch», whose data is {"base": the version it applies
@@ -276,9 +292,10 @@ async def stream(
     every HEARTBEAT seconds between them. Before each event and each heartbeat it asks
     whether its viewer may still follow the card: if not, «login», whose data is where to
     log in again, and nothing more. Streams that give the same `share` (the language their
-    patches are in) take one answer for the same change."""
+    patches are in) take one answer for the same change; `looks`, how the viewer looked
+    when the view let them follow (looks_of), spares the first event the full check."""
     hub = versions()
-    hub.watch(pk, state, viewer)
+    hub.watch(pk, state, viewer, looks)
     try:
         yield f"retry: {RETRY_MS}\n\n"
         idle_until = time.monotonic() + IDLE_LIMIT

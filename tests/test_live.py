@@ -694,7 +694,7 @@ class _Moving:
         self.asked = 0
         self.allowed_times = allowed_times
 
-    def watch(self, pk, state, viewer):
+    def watch(self, pk, state, viewer, looks=None):
         pass
 
     def unwatch(self, pk, viewer):
@@ -754,6 +754,43 @@ def test_the_streams_of_a_process_take_one_answer_for_one_change():
     hub._forget_patches(1)
     asyncio.run(streams((1, 0, 1, "es"), 2))
     assert len(asked) == 3
+
+
+def test_a_stream_opened_by_its_view_needs_no_full_check_while_its_viewer_looks_the_same(
+    client, card, ana
+):
+    client.force_login(ana)
+    viewer = stream_hub.Viewer(_session_key(client), ana.pk)
+    asked = []
+
+    def first_event(looks):
+        hub = stream_hub.Versions()
+        answer = stream_hub._looks_and_may_follow(viewer, card.pk)
+        now = stream_hub.viewers_looks([viewer])  # as the tick reads them
+
+        async def run(fn, *args):
+            # The tick's read, and the full check, answered here as on the hub's thread.
+            if fn is stream_hub._read:
+                return {}, now
+            asked.append(args)
+            return answer
+
+        async def first():
+            hub.run = run
+            hub.watch(card.pk, stream_hub.State(0, over=False), viewer, looks)
+            hub.looks = now
+            return await hub.allows(viewer, card.pk)
+
+        return asyncio.run(first())
+
+    # The view found a session that logs Ana in, and a card she sees: as she still looks.
+    assert first_event(stream_hub.looks_of(ana)) is True
+    assert (viewer, card.pk) not in asked
+    # Her password changed since the view looked: the full check, which says no.
+    looks = stream_hub.looks_of(ana)
+    _change_password(ana)
+    assert first_event(looks) is False
+    assert (viewer, card.pk) in asked
 
 
 def test_the_full_check_runs_again_only_when_the_viewer_looks_otherwise(client, card, ana):

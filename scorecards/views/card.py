@@ -149,7 +149,10 @@ async def scorecard_events(request, pk):
         return HttpResponse(_("Demasiadas tarjetas abiertas a la vez."), status=429)
     state = live.State(card["version"], over=over)
     login = redirect_to_login(reverse("scorecard", args=[pk]))["Location"]
-    events = live.stream(pk, viewer, shown, state, patch, login, share=language)
+    # The checks just made (a session that logs this user in, a card they see) are the
+    # stream's first.
+    looks = live.looks_of(user)
+    events = live.stream(pk, viewer, shown, state, patch, login, share=language, looks=looks)
     response = StreamingHttpResponse(
         live.Admitted(user.pk, events), content_type="text/event-stream"
     )
