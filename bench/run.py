@@ -9,8 +9,9 @@ is cached in bench/.cache/, PostgreSQL is a throwaway server from scripts/with_p
 a fresh copy for every run, the app with production settings on loopback, and
 bench/load.py's club night for N tables of 6 phones (a `--digital` share of them, half by
 default, play with the app's dice), for each `--transport` in turn: "split" (the pages under
-gunicorn, the streams under uvicorn), "stream" (uvicorn for everything), "poll" (gunicorn,
-every phone polling, as before the stream). A warm-up, then `--duration` s measured. A run
+gunicorn, the streams under uvicorn), "stream" (uvicorn for everything), "workers"
+(gunicorn with uvicorn's workers for everything), "poll" (gunicorn, every phone polling,
+as before the stream). A warm-up, then `--duration` s measured. A run
 whose generator fell behind is retried, not counted. Per request type, the median over
 `--runs` counted runs of p50, p95, p99 and req/s, and the delivery delays. The budget, for
 the first transport and every N up to 100: every request type's p95 (a digital turn's
@@ -45,7 +46,12 @@ SECRET_KEY = "dados-bench-only-secret-key-not-for-deployment-0123456789-abcdefgh
 BUDGET_MS, BUDGET_TABLES, DELIVERY_MS = 100, 100, 500
 # The live card's two transports, and the server each is measured on: the stream is
 # served by uvicorn (as make run and docs/operations.md serve it); the poll as before it.
-TRANSPORTS = {"stream": "uvicorn", "poll": "gunicorn", "split": "gunicorn"}
+TRANSPORTS = {
+    "stream": "uvicorn",
+    "poll": "gunicorn",
+    "split": "gunicorn",
+    "workers": "gunicorn-uvicorn",  # gunicorn's process manager, uvicorn's ASGI workers
+}
 # "split": the stream's phones, with the pages under gunicorn (STREAMS_APART) and only the
 # streams under uvicorn (--stream-workers), as nginx would route /tarjetas/N/eventos/.
 FLOORS = {"write": "floor: one-row write in atomic()", "read": "floor: @login_required GET"}
@@ -144,6 +150,12 @@ class Server:
                 str(bin_dir / "uvicorn"), "dados.asgi:application", "--host", HOST,
                 "--port", str(port), "--workers", str(workers or args.workers), "--no-access-log",
                 "--timeout-graceful-shutdown", "3",
+            ]  # fmt: skip
+        elif kind == "gunicorn-uvicorn":
+            command = [
+                str(bin_dir / "gunicorn"), "dados.asgi:application", "--bind", f"{HOST}:{port}",
+                "--worker-class", "uvicorn.workers.UvicornWorker", "--workers", str(args.workers),
+                "--graceful-timeout", "3", "--no-control-socket",
             ]  # fmt: skip
         else:
             command = [
@@ -374,6 +386,8 @@ def workers(args, transport="poll") -> str:
                 f"{args.stream_workers} workers, for the streams")  # fmt: skip
     if server_of(args, transport) == "uvicorn":
         return f"uvicorn, {args.workers} workers"
+    if server_of(args, transport) == "gunicorn-uvicorn":
+        return f"gunicorn with uvicorn's workers, {args.workers} workers"
     threads = f" x {args.threads} threads" if args.worker_class == "gthread" else ""
     return f"gunicorn {args.worker_class}, {args.workers} workers{threads}"
 
@@ -492,7 +506,7 @@ def main(argv=None) -> int:
         "--transport",
         default="split,poll",
         help="the live card's: stream, poll, split (the pages by gunicorn, the streams by "
-        "uvicorn), or several (the first is judged)",
+        "uvicorn), workers (gunicorn with uvicorn's workers), or several (the first is judged)",
     )
     parser.add_argument(
         "--server",
@@ -512,7 +526,7 @@ def main(argv=None) -> int:
     args.tables = [int(n) for n in args.tables.split(",")]
     args.transport = args.transport.split(",")
     if not set(args.transport) <= set(TRANSPORTS):
-        parser.error("--transport: stream, poll, split, or several of them")
+        parser.error("--transport: stream, poll, split, workers, or several of them")
     if not 0 <= args.digital <= 1:
         parser.error("--digital: a share of the tables, from 0 to 1")
     manifest = ROOT / "staticfiles" / "staticfiles.json"

@@ -25,7 +25,8 @@ class FinalizedError(Exception):
 class ScorecardQuerySet(models.QuerySet):
     def for_user(self, user):
         """The cards user may see: its players and organizer see a card, staff every card.
-        What they may do on one is Scorecard.access."""
+        What they may do on one is Scorecard.access; Scorecard.seen_by says this of one
+        card read with its seats."""
         if not user.is_authenticated:
             return self.none()
         return self if user.is_staff else self.involving(user)
@@ -216,6 +217,11 @@ class Scorecard(models.Model):
         seats = list(self.seats.all())
         turn = rules.turn(seat.filled for seat in seats)
         return None if turn is None else Turn(turn[0], seats[turn[1]])
+
+    def seen_by(self, user) -> bool:
+        """Whether user sees this card, read with its seats: for_user's rule (its players
+        and organizer, and staff), without a query of its own."""
+        return user.is_authenticated and (user.is_staff or self.access(user).takes_part)
 
     def access(self, user) -> Access:
         """What user, who sees this card, may do on it now."""

@@ -41,6 +41,21 @@ def test_a_card_is_seen_by_its_organizer_its_players_and_staff(card, organizer, 
     assert _access(card, stranger) is None
 
 
+def test_seen_by_says_of_one_card_what_for_user_says_of_them_all(card, organizer, ana):
+    from django.contrib.auth.models import AnonymousUser
+
+    staff, stranger = UserFactory(is_staff=True), UserFactory()
+    other = make_scorecard(stranger, players=[stranger])
+    finished = make_scorecard(organizer, players=[ana])
+    fill(finished)
+    services.scorecard_finalize(scorecard_id=finished.pk, author=organizer)
+    for user in (organizer, ana, staff, stranger, AnonymousUser()):
+        listed = set(Scorecard.objects.for_user(user).values_list("pk", flat=True))
+        for each in (card, other, finished):
+            read = Scorecard.objects.with_seats().get(pk=each.pk)
+            assert read.seen_by(user) is (each.pk in listed), (user, each)
+
+
 def test_on_a_digital_card_the_turn_is_played_by_its_player_or_the_organizer(organizer, ana, ben):
     card = services.scorecard_create(
         organizer=organizer, players=[ana, ben], mode=Scorecard.DIGITAL

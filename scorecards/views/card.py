@@ -28,7 +28,10 @@ from scorecards.models import BOXES, Scorecard
 
 def card_for(request, pk) -> Scorecard:
     """The card with its organizer and seats, if this user may see it (404 otherwise)."""
-    return get_object_or_404(Scorecard.objects.for_user(request.user).with_seats(), pk=pk)
+    scorecard = Scorecard.objects.with_seats().filter(pk=pk).first()
+    if scorecard is None or not scorecard.seen_by(request.user):
+        raise Http404
+    return scorecard
 
 
 def sheet_answer(scorecard, *, error=None, status=200) -> HttpResponse:
