@@ -238,7 +238,7 @@ class Phone(FastHttpUser):
             if i.get("name") == "csrfmiddlewaretoken":
                 self.csrf = i["value"]
         if self.writes:
-            self.held.update(((seat, box), value) for seat, box, value in HELD.findall(text))
+            self.held.update(((seat, box), v) for seat, box, v in HELD.findall(text or ""))
         for poll in (d for d in tags(text, "div") if d.get("id") == "sheet-poll"):
             self.poll_element = poll
             self.poll_every = int(re.search(r"every (\d+)s", poll["hx-trigger"])[1])

@@ -31,8 +31,10 @@ from scorecards.rules import Category
 
 # A live page further behind than this many changes gets the whole sheet again.
 PATCH_LIMIT = 20
-# How long a render is kept: a table's phones ask for it within a second or two.
-KEPT_FOR = 60
+# How long a render is kept: a table's phones ask for it within a second or two (a
+# polling phone within 3 s). Short, so that the database cache stays well under its
+# MAX_ENTRIES, past which every write culls it (dados/settings.py).
+KEPT_FOR = 30
 # How long a claim to render holds, and how long the others wait for it before they
 # render it themselves (a render takes a few milliseconds; a claimer may have died).
 CLAIM_FOR = 2
@@ -62,14 +64,15 @@ def cached(card: dict, what: str) -> str | None:
     return cache.get(key(card, what))
 
 
-def shared(card: dict, what: str, render: Callable[[], str]) -> tuple[str, bool]:
+def shared(card: dict, what: str, render: Callable[[], str], *, claim=True) -> tuple[str, bool]:
     """`what` on the card, from the cache, or rendered once for everyone: render() by the
     first to miss it, whom the others that miss meanwhile wait for. Whether it was found
-    (True) or rendered here."""
+    (True) or rendered here. Without `claim` (the write that made the version, which its
+    phones ask for after it), it is rendered at once and kept."""
     name = key(card, what)
     if (content := cache.get(name)) is not None:
         return content, True
-    if not cache.add(f"{name}:claim", 1, CLAIM_FOR):
+    if claim and not cache.add(f"{name}:claim", 1, CLAIM_FOR):
         deadline = time.monotonic() + WAIT_FOR
         while time.monotonic() < deadline:
             time.sleep(WAIT_STEP)
@@ -96,12 +99,13 @@ def render_sheet(scorecard, *, error=None) -> str:
     return render_to_string("scorecards/card.html#sheet", sheet_context(scorecard, error=error))
 
 
-def patch(scorecard, since: int, cells: list[dict]) -> tuple[str, bool]:
+def patch(scorecard, since: int, cells: list[dict], *, written=False) -> tuple[str, bool]:
     """What changed after version `since` (the cells written then, cells_since), for
-    everyone; and whether it came from the cache."""
+    everyone; and whether it came from the cache. `written`: asked by the write that made
+    the version, before anyone else could (no claim)."""
     context = parts(scorecard, since=since) | {"cells": cells, "oob": True}
     render = lambda: render_to_string("scorecards/card.html#patch", context)  # noqa: E731
-    return shared(fields(scorecard), f"patch:{since}", render)
+    return shared(fields(scorecard), f"patch:{since}", render, claim=not written)
 
 
 def cell(seat, box) -> dict:

@@ -512,6 +512,22 @@ def test_a_patch_is_rendered_once_for_six_streams_and_two_polls(card, ana, ben, 
     assert polled == {streamed.pop()[1]}
 
 
+@pytest.mark.parametrize("n", [2, 8])
+def test_a_streams_patch_costs_four_queries_to_render_and_none_from_the_cache(
+    organizer, django_assert_num_queries, n
+):
+    card = make_scorecard(organizer, n=n)
+    write(card, card.seats.first().player, "ones", "3")
+    fields = Scorecard.objects.filter(pk=card.pk).values(*sheets.CARD_FIELDS)[0]
+    with translation.override("es"):
+        # The card with its organizer, its seats with their players, the cells written
+        # since, those changes in words with their authors.
+        with django_assert_num_queries(4):
+            rendered = sheets.stream_patch(fields, 0)
+        with django_assert_num_queries(0):
+            assert sheets.stream_patch(fields, 0) == rendered
+
+
 def test_the_writes_answer_is_the_render_the_others_get(org_client, card, ana, monkeypatch):
     url = reverse("box", args=[card.pk, seat_of(card, ana).pk, "ones"])
     answer = org_client.post(url, {"value": "3", "was": "", "version": "0"}, headers=HTMX)

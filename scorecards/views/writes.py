@@ -65,7 +65,7 @@ def _saved(request, written: Written):
         cells = [sheets.cell(scorecard.seat(seat_id), box) for seat_id, box, *_ in items]
         cells = [c for c in cells if c["box"] != BONUS_BOX]
         # Rendered here for everyone: the table's streams and polls find it in the cache.
-        return patch_answer(sheets.patch(scorecard, since, cells)[0], since)
+        return patch_answer(sheets.patch(scorecard, since, cells, written=True)[0], since)
     return sheet_answer(scorecard)
 
 
