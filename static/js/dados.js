@@ -190,7 +190,9 @@
     // A write from the picker still on its way must find its form in the page.
     if (writing > 0) return true;
     var box = row.id.replace(/^row-/, "");
-    var offer = JSON.parse(offers.textContent)[box];
+    // Read once: what the boxes offer never changes while the page is open.
+    if (!offers.parsed) offers.parsed = JSON.parse(offers.textContent);
+    var offer = offers.parsed[box];
     if (!offer) return false;
     var heading = document.querySelectorAll("#row-players th")[cell.cellIndex];
     var name = heading ? heading.getAttribute("title") : "";
