@@ -7,6 +7,7 @@ a SQLite file or, in the PostgreSQL pass, a database of its own on the same serv
 """
 
 import http.client
+import json
 import os
 import shutil
 import signal
@@ -479,3 +480,17 @@ class Stream:
 
     def close(self) -> None:
         self.conn.close()
+
+
+@contextmanager
+def seeded_site(template_db: Path, folder: Path, seed: str, password: str):
+    """uvicorn on a fresh copy of a migrated database, with what the seed script made (it
+    prints it as JSON on its last line, given the players' password): (server, seeded)."""
+    db = copy_database(template_db, folder / "dados.sqlite3")
+    seeded = json.loads(django_script(db, seed, password).strip().splitlines()[-1])
+    server = AppServer(db=db, log=folder / "uvicorn.log", workers=1, asgi=True)
+    server.start()
+    try:
+        yield server, seeded
+    finally:
+        server.stop()

@@ -2,7 +2,6 @@
 first one's write without a reload and without polling while its stream is open, keeps
 its focus, scroll and announcements, and polls again where the stream cannot open."""
 
-import json
 import time
 from pathlib import Path
 
@@ -11,7 +10,7 @@ from playwright.sync_api import expect
 
 from tests.browsing import log_in
 from tests.factories import PASSWORD
-from tests.liveserver import AppServer, copy_database, django_script, migrated_database
+from tests.liveserver import django_script, migrated_database, seeded_site
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 ARTIFACTS = Path(__file__).parent / "artifacts"  # the two phones' screens, to look at
@@ -40,12 +39,8 @@ def template_db(tmp_path_factory):
 @pytest.fixture
 def site(template_db, tmp_path):
     """uvicorn on a fresh copy of the database, and the cards the seed made."""
-    db = copy_database(template_db, tmp_path / "dados.sqlite3")
-    cards = json.loads(django_script(db, SEED, PASSWORD).strip().splitlines()[-1])
-    server = AppServer(db=db, log=tmp_path / "uvicorn.log", workers=1, asgi=True)
-    server.start()
-    yield server, cards
-    server.stop()
+    with seeded_site(template_db, tmp_path, SEED, PASSWORD) as (server, cards):
+        yield server, cards
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ player who only watches and the turn's player get the same sheet, and each page 
 viewer their own controls and no one else's, with JavaScript and without. The organizer's
 picker opens from the page, with no request."""
 
-import json
 import re
 import time
 from pathlib import Path
@@ -13,7 +12,7 @@ from playwright.sync_api import expect
 
 from tests.browsing import log_in
 from tests.factories import PASSWORD
-from tests.liveserver import AppServer, copy_database, django_script, migrated_database
+from tests.liveserver import migrated_database, seeded_site
 from tests.test_browser_pages import AXE, serious_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
@@ -41,12 +40,9 @@ def template_db(tmp_path_factory):
 
 @pytest.fixture
 def site(template_db, tmp_path):
-    db = copy_database(template_db, tmp_path / "dados.sqlite3")
-    cards = json.loads(django_script(db, SEED, PASSWORD).strip().splitlines()[-1])
-    server = AppServer(db=db, log=tmp_path / "uvicorn.log", workers=1, asgi=True)
-    server.start()
-    yield server, cards
-    server.stop()
+    """uvicorn on a fresh copy of the database, and the cards the seed made."""
+    with seeded_site(template_db, tmp_path, SEED, PASSWORD) as (server, cards):
+        yield server, cards
 
 
 @pytest.fixture
