@@ -21,9 +21,12 @@ PORT ?= 8000
 # is Django's auto-reloading server with DEBUG on, for changing the code. The tests'
 # settings are in pyproject.toml ([tool.pytest_env]), so plain pytest has them too.
 KEY := .secret_key
-# SITE_URL: the address the QR codes give (docs/operations.md), HOST and PORT unless set.
-RUN_ENV := DEBUG=$${DEBUG:-false} SECRET_KEY="$$(cat $(KEY))" SECURE=false ALLOWED_HOSTS="$${ALLOWED_HOSTS:-*}" \
-  SITE_URL="$${SITE_URL:-http://$(if $(findstring :,$(HOST)),[$(HOST)],$(HOST)):$(PORT)}"
+# SITE_URL: the address the QR codes give (docs/operations.md), unless set: HOST and PORT;
+# served on every interface (HOST=0.0.0.0 or ::), this machine's address on the local
+# network (scripts/lan_address.py), which the other phones at the table can open.
+SITE_HOST = $(if $(filter 0.0.0.0 ::,$(HOST)),$(shell $(PYTHON) scripts/lan_address.py),$(HOST))
+RUN_ENV = DEBUG=$${DEBUG:-false} SECRET_KEY="$$(cat $(KEY))" SECURE=false ALLOWED_HOSTS="$${ALLOWED_HOSTS:-*}" \
+  SITE_URL="$${SITE_URL:-http://$(if $(findstring :,$(SITE_HOST)),[$(SITE_HOST)],$(SITE_HOST)):$(PORT)}"
 DEV_ENV := DEBUG=true
 # pytest-xdist processes: one per core is what this 2-core machine does best (make test).
 WORKERS ?= 2
@@ -79,6 +82,7 @@ static: $(STAMP) $(KEY)
 # Ctrl-C ends it at once: open live-card streams get 3 s to close.
 run: migrate static
 	$(RUN_ENV) $(BIN)/python manage.py bootstrap_admin
+	@$(RUN_ENV) sh -c 'echo "Dados: $$SITE_URL (la dirección que dan los códigos QR de las tarjetas)"'
 	$(RUN_ENV) $(BIN)/uvicorn dados.asgi:application --host $(HOST) --port $(PORT) \
 	  --no-access-log --timeout-graceful-shutdown 3
 

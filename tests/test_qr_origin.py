@@ -3,6 +3,7 @@ one a request's Host header claims (issue 48, finding 7); and says so when that 
 is one only this computer can open (issue 51, item 3)."""
 
 import html
+import ipaddress
 import os
 import subprocess
 
@@ -67,7 +68,13 @@ def test_an_address_only_this_computer_opens_says_so_and_how_to_fix_it(
     settings.SITE_URL = origin
     text = html.unescape(org_client.get(reverse("scorecard_qr", args=[card.pk])).text)
     assert "Los otros móviles no pueden abrir esta dirección" in text
-    assert "make run HOST=0.0.0.0 SITE_URL=<wbr>http://192.168.1.20:8000" in text
+    assert "arranca Dados con <code>make run HOST=0.0.0.0</code>" in text
+    assert "Detrás de un proxy, indica la dirección pública con <code>SITE_URL</code>" in text
+
+
+def test_the_card_page_offers_the_qr_before_its_sheet(org_client, card):
+    page = org_client.get(reverse("scorecard", args=[card.pk])).text
+    assert page.index('id="follow-phone"') < page.index('id="sheet"')
 
 
 def test_an_address_on_the_network_says_nothing_more(org_client, card, settings):
@@ -144,3 +151,25 @@ def test_make_run_sets_site_url_from_host_and_port():
     ).stdout
     served = next(line for line in dry.splitlines() if "uvicorn dados.asgi:application" in line)
     assert 'SITE_URL="${SITE_URL:-http://192.168.1.20:8080}"' in served
+
+
+def test_make_run_on_every_interface_gives_the_qr_this_machines_local_address():
+    from scripts.lan_address import lan_address
+
+    env = {k: v for k, v in os.environ.items() if k != "SITE_URL"}
+    dry = subprocess.run(
+        ["make", "--dry-run", "--always-make", "run", "HOST=0.0.0.0"],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    address = lan_address()
+    assert ipaddress.ip_address(address).version == 4
+    served = next(line for line in dry.splitlines() if "uvicorn dados.asgi:application" in line)
+    assert f'SITE_URL="${{SITE_URL:-http://{address}:8000}}"' in served
+    assert "--host 0.0.0.0" in served
+    # make run says it before it serves, for the organizer to read.
+    said = next(line for line in dry.splitlines() if "echo \"Dados:" in line)
+    assert "Dados: $SITE_URL (la dirección que dan los códigos QR de las tarjetas)" in said
