@@ -171,5 +171,5 @@ def test_make_run_on_every_interface_gives_the_qr_this_machines_local_address():
     assert f'SITE_URL="${{SITE_URL:-http://{address}:8000}}"' in served
     assert "--host 0.0.0.0" in served
     # make run says it before it serves, for the organizer to read.
-    said = next(line for line in dry.splitlines() if "echo \"Dados:" in line)
+    said = next(line for line in dry.splitlines() if 'echo "Dados:' in line)
     assert "Dados: $SITE_URL (la dirección que dan los códigos QR de las tarjetas)" in said
