@@ -1,6 +1,8 @@
 """«Deshacer», «Finalizar y guardar resultados» and «Descartar tarjeta»: what each does, who
 may do it, and the methods and log-in every write needs."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -47,6 +49,22 @@ def test_an_undo_from_the_current_page_answers_with_what_it_restored(org_client,
     assert "Bonus Yahtzee de <bdi>Ana</bdi>, 1 → 0" in response.text
     seat.refresh_from_db()
     assert (seat.threes, seat.yahtzee_bonuses) == (None, 0)
+    # Said beside «Deshacer» too, where the organizer is looking.
+    assert (
+        '<p id="undo-status" hx-swap-oob="innerHTML">Deshecho: Treses de <bdi>Ana</bdi>, '
+        "15 → sin anotar; Bonus Yahtzee de <bdi>Ana</bdi>, 1 → 0</p>"
+    ) in response.text
+
+
+def test_what_an_undo_undid_is_said_until_the_next_change(org_client, card, ana):
+    seat = seat_of(card, ana)
+    write(org_client, card, seat, "ones", "3")
+    org_client.post(reverse("undo", args=[card.pk]), {"version": 1})
+    page = org_client.get(reverse("scorecard", args=[card.pk])).text
+    said = re.search(r'<p id="undo-status"[^>]*>(.*?)</p>', page, re.S)[1]
+    assert said == "Deshecho: Unos de <bdi>Ana</bdi>, 3 → sin anotar"
+    answer = write(org_client, card, seat, "twos", "4", htmx=True)
+    assert '<p id="undo-status" hx-swap-oob="innerHTML"></p>' in answer.text
 
 
 def test_the_undo_button_is_disabled_until_there_is_a_change(org_client, card, ana):

@@ -233,3 +233,25 @@ def test_a_digital_turn_shows_its_forms_to_whoever_plays_it(phones):
         page.screenshot(path=ARTIFACTS / f"one-card-digital-{name}-360.png")
         if AXE.exists():
             assert serious_violations(page) == []
+
+
+def test_deshacer_says_what_it_undid_beside_it(phones):
+    olga, ana = phones("olga", "physical"), phones("ana", "physical")
+    olga.get_by_role("link", name="Unos — Ana: sin anotar").click()
+    olga.locator('#picker button[name="value"][value="3"]').click()
+    expect(olga.get_by_role("link", name="Unos — Ana: 3")).to_be_visible()
+    olga.get_by_role("button", name="↶ Deshacer").click()
+    said = olga.get_by_role("status").filter(has_text="Deshecho:")
+    expect(said).to_have_text("Deshecho: Unos de Ana, 3 → sin anotar")
+    # Right under the button, not only further down in «Últimos cambios».
+    button = olga.get_by_role("button", name="↶ Deshacer").bounding_box()
+    box = said.bounding_box()
+    assert 0 <= box["y"] - (button["y"] + button["height"]) < 120, (button, box)
+    olga.screenshot(path=ARTIFACTS / "one-card-undone-360.png")
+    # Ana's phone follows the card, and the organizer's word is not hers.
+    expect(ana.locator("#row-total td").first).to_have_text("0", timeout=3000)
+    expect(ana.locator("#undo-status")).to_be_hidden()
+    # The next write clears it.
+    olga.get_by_role("link", name="Doses — Ana: sin anotar").click()
+    olga.locator('#picker button[name="value"][value="4"]').click()
+    expect(olga.locator("#undo-status")).to_have_text("")
