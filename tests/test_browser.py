@@ -1,6 +1,7 @@
 """The whole seed flow in a real browser: Debian's Chromium driven by Playwright, phone-sized."""
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,7 @@ from tests.browsing import log_in
 from tests.factories import PASSWORD, UserFactory, make_scorecard
 
 pytestmark = pytest.mark.browser
+ARTIFACTS = Path(__file__).parent / "artifacts"
 
 BOXES = [box_name(category) for category in Category]  # the Spanish page
 
@@ -93,6 +95,22 @@ def test_the_seed_flow_on_a_phone(phone):
         "2º\tBen\t145",
         "2º\tCarla\t145",
     ]
+    # Each heading lines up with its column, and the button stands clear of the table.
+    aligned = dialog.locator("table.standings").evaluate(
+        """t => [...t.tHead.rows[0].cells].map((head, i) => {
+            const cell = t.tBodies[0].rows[0].cells[i];
+            const [h, c] = [head, cell].map(e => {
+                const r = document.createRange(); r.selectNodeContents(e);
+                return r.getBoundingClientRect(); });
+            const style = getComputedStyle(cell).textAlign;
+            return style === "right" ? Math.abs(h.right - c.right) : Math.abs(h.left - c.left);
+        })"""
+    )
+    assert max(aligned) <= 2, aligned
+    table = dialog.locator("table.standings").bounding_box()
+    button = dialog.get_by_role("button", name="Finalizar y guardar resultados").bounding_box()
+    assert button["y"] - (table["y"] + table["height"]) >= 16, (table, button)
+    page.screenshot(path=ARTIFACTS / "finalize-confirm-390.png")
     dialog.get_by_role("button", name="Finalizar y guardar resultados").click()
     page.get_by_text("presencial").first.wait_for()
     assert page.locator(".result").inner_text() == "Gana Ana con 353"
