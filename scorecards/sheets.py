@@ -103,8 +103,11 @@ def patch(scorecard, since: int, cells: list[dict], *, written=False) -> tuple[s
     """What changed after version `since` (the cells written then, cells_since), for
     everyone; and whether it came from the cache. `written`: asked by the write that made
     the version, before anyone else could (no claim)."""
-    context = parts(scorecard, since=since) | {"cells": cells, "oob": True}
-    render = lambda: render_to_string("scorecards/card.html#patch", context)  # noqa: E731
+
+    def render():
+        context = parts(scorecard, since=since) | {"cells": cells, "oob": True}
+        return render_to_string("scorecards/card.html#patch", context)
+
     return shared(fields(scorecard), f"patch:{since}", render, claim=not written)
 
 
