@@ -154,3 +154,21 @@ def server(flushable_db):
         raise thread.error
     yield f"http://localhost:{thread.port}"
     thread.terminate()
+
+
+@pytest.fixture(scope="module")
+def migrated_template(tmp_path_factory):
+    """A migrated SQLite database for a module's servers to copy."""
+    from tests.liveserver import migrated_database
+
+    return migrated_database(tmp_path_factory.mktemp("template") / "template.sqlite3")
+
+
+@pytest.fixture
+def site(request, migrated_template, tmp_path):
+    """uvicorn on a fresh copy of the database, and what the module's SEED script made."""
+    from tests.factories import PASSWORD
+    from tests.liveserver import seeded_site
+
+    with seeded_site(migrated_template, tmp_path, request.module.SEED, PASSWORD) as seeded:
+        yield seeded

@@ -9,8 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browsing import log_in
-from tests.factories import PASSWORD
-from tests.liveserver import django_script, migrated_database, seeded_site
+from tests.liveserver import django_script
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 ARTIFACTS = Path(__file__).parent / "artifacts"  # the two phones' screens, to look at
@@ -29,18 +28,6 @@ physical = scorecard_create(organizer=olga, players=players)
 digital = scorecard_create(organizer=olga, players=[ana, ben], mode="digital")
 print(json.dumps({"physical": physical.pk, "digital": digital.pk}))
 """
-
-
-@pytest.fixture(scope="module")
-def template_db(tmp_path_factory):
-    return migrated_database(tmp_path_factory.mktemp("live-browser") / "template.sqlite3")
-
-
-@pytest.fixture
-def site(template_db, tmp_path):
-    """uvicorn on a fresh copy of the database, and the cards the seed made."""
-    with seeded_site(template_db, tmp_path, SEED, PASSWORD) as (server, cards):
-        yield server, cards
 
 
 @pytest.fixture

@@ -139,37 +139,35 @@ def test_the_https_redirect_goes_to_the_configured_host():
     assert site_setting("s.SECURE_SSL_HOST", SITE_URL=CLUB, SECURE="false") == "None"
 
 
-def test_make_run_sets_site_url_from_host_and_port():
+def make_run(*args) -> list[str]:
+    """What `make run` would run with args, SITE_URL unset, line by line."""
     env = {k: v for k, v in os.environ.items() if k != "SITE_URL"}
     dry = subprocess.run(
-        ["make", "--dry-run", "--always-make", "run", "HOST=192.168.1.20", "PORT=8080"],
+        ["make", "--dry-run", "--always-make", "run", *args],
         cwd=settings.BASE_DIR,
         env=env,
         capture_output=True,
         text=True,
         check=True,
-    ).stdout
-    served = next(line for line in dry.splitlines() if "uvicorn dados.asgi:application" in line)
+    )
+    return dry.stdout.splitlines()
+
+
+def test_make_run_sets_site_url_from_host_and_port():
+    lines = make_run("HOST=192.168.1.20", "PORT=8080")
+    served = next(line for line in lines if "uvicorn dados.asgi:application" in line)
     assert 'SITE_URL="${SITE_URL:-http://192.168.1.20:8080}"' in served
 
 
 def test_make_run_on_every_interface_gives_the_qr_this_machines_local_address():
     from scripts.lan_address import lan_address
 
-    env = {k: v for k, v in os.environ.items() if k != "SITE_URL"}
-    dry = subprocess.run(
-        ["make", "--dry-run", "--always-make", "run", "HOST=0.0.0.0"],
-        cwd=settings.BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    lines = make_run("HOST=0.0.0.0")
     address = lan_address()
     assert ipaddress.ip_address(address).version == 4
-    served = next(line for line in dry.splitlines() if "uvicorn dados.asgi:application" in line)
+    served = next(line for line in lines if "uvicorn dados.asgi:application" in line)
     assert f'SITE_URL="${{SITE_URL:-http://{address}:8000}}"' in served
     assert "--host 0.0.0.0" in served
     # make run says it before it serves, for the organizer to read.
-    said = next(line for line in dry.splitlines() if 'echo "Dados:' in line)
+    said = next(line for line in lines if 'echo "Dados:' in line)
     assert "Dados: $SITE_URL (la dirección que dan los códigos QR de las tarjetas)" in said
