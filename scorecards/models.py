@@ -4,6 +4,7 @@ from typing import NamedTuple
 from django.conf import settings
 from django.db import models
 from django.db.models import Exists, OuterRef, Prefetch, Q
+from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
@@ -35,6 +36,14 @@ class ScorecardQuerySet(models.QuerySet):
         """The cards user organizes or plays in."""
         plays = Seat.objects.filter(scorecard=OuterRef("pk"), player=user)
         return self.filter(Q(organizer=user) | Exists(plays))
+
+    def seen(self, pk, user) -> "Scorecard":
+        """Card pk with its organizer and seats, if user sees it (Scorecard.seen_by, the
+        seats read anyway): 404 otherwise."""
+        scorecard = self.with_seats().filter(pk=pk).first()
+        if scorecard is None or not scorecard.seen_by(user):
+            raise Http404
+        return scorecard
 
     def with_seats(self):
         """With the organizer, and the seats in turn order with their players."""

@@ -82,12 +82,8 @@ def _check_version(scorecard, version, *, unknown, changed) -> None:
 def card_in_play(scorecard_id, user, *, lock) -> Scorecard:
     """The card with its seats if user may see it (else 404) and it is in progress (else
     Refused, 409); with lock (in a transaction), locked until the transaction ends."""
-    cards = Scorecard.objects.with_seats()
-    if lock:
-        cards = cards.select_for_update(of=("self",))
-    scorecard = cards.filter(pk=scorecard_id).first()
-    if scorecard is None or not scorecard.seen_by(user):
-        raise Http404
+    cards = Scorecard.objects.select_for_update(of=("self",)) if lock else Scorecard.objects
+    scorecard = cards.seen(scorecard_id, user)
     if scorecard.is_finalized:
         raise Refused(str(FinalizedError.message), status=409)
     return scorecard

@@ -28,10 +28,7 @@ from scorecards.models import BOXES, Scorecard
 
 def card_for(request, pk) -> Scorecard:
     """The card with its organizer and seats, if this user may see it (404 otherwise)."""
-    scorecard = Scorecard.objects.with_seats().filter(pk=pk).first()
-    if scorecard is None or not scorecard.seen_by(request.user):
-        raise Http404
-    return scorecard
+    return Scorecard.objects.seen(pk, request.user)
 
 
 def sheet_answer(scorecard, *, error=None, status=200) -> HttpResponse:
