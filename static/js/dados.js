@@ -9,6 +9,18 @@
   // never lands between a write and its answer.
   var writing = 0;
 
+  function startWrite() { writing += 1; }
+
+  function endWrite() {
+    writing = Math.max(0, writing - 1);
+    if (writing === 0 && missed) {
+      var version = missed;
+      missed = 0;
+      // After the answer has been swapped in, so the poll sends the version it made.
+      setTimeout(function () { askWhatMoved(version); }, 0);
+    }
+  }
+
   function isPoll(elt) { return !!(elt && elt.classList && elt.classList.contains("poll")); }
 
   // The live card, pushed (scorecards/live.py): htmx's SSE extension opens the card's
@@ -142,17 +154,9 @@
     }
     if (toPicker && !source.closest("#picker")) opener = source;
     if (config.verb === "post") {
-      writing += 1;
+      startWrite();
       // loadend: answered, failed, timed out or aborted alike.
-      event.detail.xhr.addEventListener("loadend", function () {
-        writing = Math.max(0, writing - 1);
-        if (writing === 0 && missed) {
-          var version = missed;
-          missed = 0;
-          // After the answer has been swapped in, so the poll sends the version it made.
-          setTimeout(function () { askWhatMoved(version); }, 0);
-        }
-      });
+      event.detail.xhr.addEventListener("loadend", endWrite);
     }
     hideError();
   });
@@ -209,6 +213,9 @@
     form.setAttribute("action", url);
     form.setAttribute("hx-post", url);
     form.querySelector("[name=was]").value = current;
+    // For the outbox: the cell that shows the write until the server has it.
+    form.setAttribute("data-cell", cell.id);
+    form.setAttribute("data-said", offer.label + " — " + name);
     var refused = link.hasAttribute("data-refused");
     if (refused) {
       part("refused").querySelector("bdi").textContent = name;
@@ -226,6 +233,7 @@
         var points = document.createElement("small");
         points.textContent = pair[1];
         button.append(" ", points);
+        button.setAttribute("data-shown", pair[1]);
         values.classList.add("bonuses");
       }
       if (button.value === current) button.setAttribute("aria-pressed", "true");
@@ -485,6 +493,385 @@
       copied();
     }
   });
+
+  // The service worker (templates/offline/sw.js): keeps the card pages seen and the
+  // files they need, for a reload without a network. Only in a secure context (HTTPS,
+  // or this machine): over a club's plain-HTTP Wi-Fi, the outbox works without it.
+  document.addEventListener("DOMContentLoaded", function () {
+    var worker = document.body.getAttribute("data-worker");
+    if (worker && "serviceWorker" in navigator) {
+      navigator.serviceWorker.register(worker).catch(function () {});
+    }
+    if (outbox) {
+      // Who the browser's session belongs to, for the worker to send only their writes.
+      outbox.setSessionUser(document.body.getAttribute("data-user") || "0").catch(function () {});
+    }
+  });
+
+  // The organizer's writes on a physical card (a box, the bonus line, an extra Yahtzee)
+  // go through the outbox (static/js/outbox.js): the tap shows in its cell at once,
+  // marked as not sent yet, and the write is kept in the browser until the server has
+  // it, sent in order now or when the network is back, each with its own idempotency
+  // key (taken once however often it is sent). The sums, the bonus and the positions are
+  // the server's: they wait for its answer. Without IndexedDB, the form is sent as
+  // before, by htmx.
+  var outbox = window.DadosOutbox && window.DadosOutbox.available ? window.DadosOutbox : null;
+  var unsent = [];        // this card's writes kept, oldest first (the outbox's, as painted)
+  var sending = null;     // the write on its way
+  var unreachable = false;  // the last send had no answer: offline, whatever onLine says
+  var flushing = false;
+  var flushAgain = false;
+
+  // The card whose writes this page keeps: {user, card}, or null.
+  function outboxCard() {
+    var page = document.querySelector(".card-page[data-outbox]");
+    if (!outbox || !page) return null;
+    return {user: page.getAttribute("data-me"), card: page.getAttribute("data-outbox")};
+  }
+
+  function token() {
+    try {
+      return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"];
+    } catch (error) {
+      return "";
+    }
+  }
+
+  function offline() { return !navigator.onLine || unreachable; }
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    var here = outboxCard();
+    if (!here || !form.hasAttribute || !form.hasAttribute("data-outbox")) return;
+    // Before htmx (listening on the form) sends it.
+    event.preventDefault();
+    event.stopPropagation();
+    keep(form, event.submitter, here);
+  }, true);
+
+  function keep(form, button, here) {
+    var data = new FormData(form);
+    if (button && button.name) data.append(button.name, button.value);
+    data.delete("csrfmiddlewaretoken");
+    data.delete("version");
+    var source = button && button.hasAttribute("data-cell") ? button : form;
+    var value = button ? button.value : "";
+    var write = {
+      key: outbox.uuid(),
+      user: here.user,
+      card: here.card,
+      url: form.getAttribute("action"),
+      body: new URLSearchParams(data).toString(),
+      token: token(),
+      cell: source.getAttribute("data-cell"),
+      said: source.getAttribute("data-said") || "",
+      shown: (button && button.getAttribute("data-shown")) || value,
+      at: Date.now()
+    };
+    var d = dialog();
+    if (d && d.open) d.close();
+    // Shown first, kept right after: the tap never waits.
+    unsent.push(write);
+    paintUnsent();
+    outbox.add(write).then(function (id) {
+      write.id = id;
+      flush();
+    }, function () {
+      // No room in the browser: as before, straight to the server.
+      unsent.splice(unsent.indexOf(write), 1);
+      paintUnsent();
+      htmx.ajax("POST", write.url, {source: form, values: Object.fromEntries(data), target: "#sheet", swap: "outerHTML"});
+    });
+  }
+
+  // The cells of the writes kept show what was typed, marked; the rest of the sheet is
+  // the server's. A cell keeps what the server sent in a <template> inside it, so that
+  // it can be put back, and so that the sheet kept for a reload is the server's.
+  function paintUnsent() {
+    var here = outboxCard();
+    var sheet = document.getElementById("sheet");
+    var box = document.getElementById("outbox");
+    if (!here || !sheet || !box) return;
+    document.querySelectorAll("#sheet td[data-unsent]").forEach(unpaint);
+    var last = {};
+    unsent.forEach(function (write) { if (!write.conflict) last[write.cell] = write; });
+    Object.keys(last).forEach(function (id) { paint(document.getElementById(id), last[id], box); });
+    var waiting = unsent.filter(function (write) { return !write.conflict; }).length;
+    sheet.classList.toggle("totals-unsent", waiting > 0);
+    var status = "";
+    if (waiting) {
+      var kind = offline() ? "offline" : "sending";
+      status = box.getAttribute("data-" + kind + (waiting === 1 ? "-one" : "-many")).replace(/\d+/, waiting);
+    }
+    var said = box.querySelector("#outbox-status");
+    if (said.textContent !== status) said.textContent = status;
+    box.querySelector(".outbox-totals").textContent = waiting ? box.getAttribute("data-totals") : "";
+    paintConflicts(box);
+    box.hidden = !unsent.length;
+  }
+
+  function paint(cell, write, box) {
+    if (!cell) return;
+    var was = document.createElement("template");
+    was.className = "unsent-was";
+    was.innerHTML = cell.innerHTML;
+    var link = cell.querySelector("a.cell");
+    if (!link) return;
+    var shown = write.shown === "" ? "·" : write.shown;
+    var label = link.getAttribute("aria-label") || "";
+    link.textContent = shown;
+    link.classList.add("unsent");
+    link.classList.remove("blank", "scratched");
+    link.setAttribute("data-value", write.shown);
+    link.setAttribute("aria-label", label.replace(/:[^:]*$/, ": " +
+      (write.shown === "" ? box.getAttribute("data-blank") : write.shown) + ", " + box.getAttribute("data-unsent")));
+    cell.setAttribute("data-unsent", "");
+    cell.appendChild(was);
+  }
+
+  function unpaint(cell) {
+    var was = cell.querySelector("template.unsent-was");
+    cell.removeAttribute("data-unsent");
+    if (was) cell.innerHTML = was.innerHTML;
+  }
+
+  // A write another device got to first: both values said, and the organizer's choice.
+  function paintConflicts(box) {
+    var list = box.querySelector(".outbox-conflicts");
+    var template = box.querySelector("#outbox-conflict");
+    list.replaceChildren();
+    unsent.forEach(function (write) {
+      if (!write.conflict) return;
+      var item = template.content.firstElementChild.cloneNode(true);
+      var link = document.querySelector("#" + write.cell + " a.cell");
+      var server = link ? link.getAttribute("data-value") : "";
+      item.querySelector("span").textContent = box.getAttribute("data-conflict")
+        .replace("{said}", write.said)
+        .replace("{server}", server === "" ? box.getAttribute("data-blank") : server)
+        .replace("{mine}", write.shown === "" ? box.getAttribute("data-blank") : write.shown);
+      item.querySelector(".again").addEventListener("click", function () { again(write); });
+      item.querySelector(".drop").addEventListener("click", function () { drop(write); });
+      list.appendChild(item);
+    });
+  }
+
+  // «Volver a anotar»: the same value, over what the server has now, as a new write.
+  function again(write) {
+    var link = document.querySelector("#" + write.cell + " a.cell");
+    var params = new URLSearchParams(write.body);
+    if (params.has("was")) params.set("was", link ? link.getAttribute("data-value") : "");
+    var next = Object.assign({}, write, {key: outbox.uuid(), body: params.toString(), conflict: false});
+    outbox.put(next).then(refreshUnsent).then(flush);
+  }
+
+  function drop(write) {
+    outbox.remove(write.id).then(refreshUnsent);
+  }
+
+  function refreshUnsent() {
+    var here = outboxCard();
+    if (!here) return Promise.resolve();
+    return outbox.list(here.user, here.card).then(function (writes) {
+      // The write on its way stays shown until its answer is in.
+      unsent = writes;
+      paintUnsent();
+    }, function () {});
+  }
+
+  // Sent in order, one at a time, by one sender (the page or the service worker). A
+  // conflict waits for the organizer's choice, and the later writes on its box with it;
+  // the others go on.
+  function flush() {
+    var here = outboxCard();
+    if (!here) return;
+    if (flushing) {
+      flushAgain = true;
+      return;
+    }
+    flushing = true;
+    outbox.exclusively(function () { return sendNext(here); }).catch(function () {}).then(function () {
+      flushing = false;
+      refreshUnsent();
+      if (flushAgain) {
+        flushAgain = false;
+        flush();
+      }
+    });
+  }
+
+  function sendNext(here) {
+    return outbox.list(here.user, here.card).then(function (writes) {
+      unsent = writes;
+      var waiting = {};
+      var next = null;
+      writes.some(function (write) {
+        if (write.conflict || waiting[write.cell]) {
+          waiting[write.cell] = true;
+          return false;
+        }
+        next = write;
+        return true;
+      });
+      paintUnsent();
+      if (!next) return null;
+      return sendOne(next).then(function (goOn) { return goOn ? sendNext(here) : null; });
+    });
+  }
+
+  function sendOne(write) {
+    sending = write;
+    startWrite();
+    hideError();
+    var mine = Object.assign({}, write, {token: token()});
+    return outbox.send(mine, shownVersion()).then(function (answer) {
+      unreachable = false;
+      var status = answer.status;
+      if (status === 403) {
+        // The page's token expired (or the card is no longer this organizer's): kept.
+        showError(answer.headers.get("X-Dados-Refusal") === "expired" ? "expired" : "forbidden");
+        return false;
+      }
+      if (status >= 500) {
+        showError("failed", status);
+        return false;
+      }
+      if (status === 409 && write.cell) {
+        applyAnswer(answer);
+        write.conflict = true;
+        return outbox.put(write).then(function () { return true; });
+      }
+      if (status === 404) {
+        // The card is gone (discarded): what was kept for it goes too.
+        return Promise.all(unsent.map(function (w) { return outbox.remove(w.id); })).then(function () {
+          showError("gone");
+          return false;
+        });
+      }
+      // Taken (200), or refused for good (400, 422): the server's answer says which.
+      applyAnswer(answer);
+      return outbox.remove(write.id).then(function () { return true; });
+    }, function () {
+      unreachable = true;
+      if (navigator.serviceWorker && navigator.serviceWorker.ready) {
+        navigator.serviceWorker.ready.then(function (registration) {
+          if (registration.sync) return registration.sync.register("dados-outbox");
+          return null;
+        }).catch(function () {});
+      }
+      return false;
+    }).then(function (goOn) {
+      sending = null;
+      endWrite();
+      return goOn;
+    });
+  }
+
+  // A write's answer, as htmx would swap it: a patch (X-Dados-Base) onto the page that
+  // shows its base; a whole sheet (X-Dados-Version) unless the page is past it.
+  function applyAnswer(answer) {
+    var sheet = document.getElementById("sheet");
+    if (!sheet) return;
+    var base = answer.headers.get("X-Dados-Base");
+    var version = answer.headers.get("X-Dados-Version");
+    if (base !== null) {
+      if (shownVersion() === base) {
+        htmx.swap(sheet, answer.text, {swapStyle: "none"}, {eventInfo: {target: sheet}});
+      } else {
+        missed = Infinity;
+      }
+    } else if (version !== null && Number(version) >= Number(shownVersion())) {
+      htmx.swap(sheet, answer.text, {swapStyle: "outerHTML"}, {eventInfo: {target: sheet}});
+    }
+  }
+
+  // After every swap: the kept writes painted again over what the server sent, and the
+  // sheet kept for a reload without a network.
+  document.addEventListener("htmx:afterSettle", function () {
+    var here = outboxCard();
+    var sheet = document.getElementById("sheet");
+    if (!here || !sheet) return;
+    paintUnsent();
+    var copy = sheet.cloneNode(true);
+    copy.querySelectorAll("td[data-unsent]").forEach(unpaint);
+    copy.classList.remove("totals-unsent");
+    outbox.keepSheet(here.card, here.user, shownVersion(), copy.outerHTML).catch(function () {});
+  });
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var here = outboxCard();
+    if (!here) return;
+    // A reload without a network shows the page last loaded: the newest sheet seen goes
+    // over it, then the writes kept.
+    outbox.keptSheet(here.card).then(function (kept) {
+      var sheet = document.getElementById("sheet");
+      if (kept && kept.user === here.user && sheet && kept.version > Number(shownVersion())) {
+        htmx.swap(sheet, kept.html, {swapStyle: "outerHTML"}, {eventInfo: {target: sheet}});
+      }
+    }).catch(function () {}).then(refreshUnsent).then(flush);
+  });
+  window.addEventListener("online", function () { unreachable = false; flush(); });
+  window.addEventListener("offline", paintUnsent);
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "visible") flush();
+  });
+  document.addEventListener("htmx:sseOpen", function () { unreachable = false; flush(); });
+  // While writes wait with no answer, ask again now and then.
+  setInterval(function () {
+    if (unsent.length && unreachable && !flushing) flush();
+  }, 10000);
+  if (window.BroadcastChannel) {
+    new BroadcastChannel("dados-outbox").addEventListener("message", refreshUnsent);
+  }
+
+  // «Deshacer» with writes kept takes the newest one out of the outbox: it was never
+  // sent. The one on its way is sent first, and then undone on the server.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (form.id !== "undo-form" || !outboxCard()) return;
+    var newest = unsent.filter(function (write) { return !write.conflict; }).pop();
+    if (!newest || newest === sending || (sending && newest.id === sending.id)) return;
+    event.preventDefault();
+    event.stopPropagation();
+    outbox.remove(newest.id).then(function () {
+      unsent.splice(unsent.indexOf(newest), 1);
+      paintUnsent();
+      var box = document.getElementById("outbox");
+      var said = document.getElementById("undo-status");
+      if (box && said) {
+        said.textContent = box.getAttribute("data-removed").replace("{said}", newest.said)
+          .replace("{mine}", newest.shown === "" ? box.getAttribute("data-blank") : newest.shown);
+      }
+    });
+  }, true);
+
+  // What needs the server (finalizing, discarding, a rematch, a digital turn's dice)
+  // says so without a network, or while writes wait, instead of failing.
+  function needsNetwork(event) {
+    var control = event.target.closest && event.target.closest("[data-needs-network]");
+    if (!control) return;
+    if (event.type === "click" && control.tagName === "FORM") return;
+    if (!offline() && !unsent.length) return;
+    event.preventDefault();
+    event.stopPropagation();
+    showError("needs-network");
+  }
+  document.addEventListener("click", needsNetwork, true);
+  document.addEventListener("submit", needsNetwork, true);
+
+  // Logging out with writes still kept: they stay on this phone for their user, who is
+  // asked first.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    var user = document.body.getAttribute("data-user");
+    if (form.id !== "logout-form" || !outbox || !user || form.dadosAsked) return;
+    event.preventDefault();
+    outbox.list(user).then(function (writes) { return writes.length; }, function () { return 0; })
+      .then(function (kept) {
+        if (kept && !window.confirm(form.getAttribute("data-unsent"))) return;
+        form.dadosAsked = true;
+        form.requestSubmit();
+      });
+  }, true);
 
   // Case and accents aside, as the server's search: «oscar» finds Óscar.
   function fold(text) {

@@ -1,0 +1,138 @@
+// Dados's service worker (scorecards/views/offline.py renders it, from the site's root).
+//   - The files every page loads are kept from the install on, by their hashed names;
+//     a deploy that changes one installs a new worker, which deletes the old ones.
+//   - A card page is asked of the network first; with no answer within a few seconds,
+//     the copy kept from the last time it was seen is shown; a page never seen, the
+//     offline page. Nothing else is kept: not the admin, not an answer to a POST, not
+//     a page marked no-store. Logging out or in forgets every page kept.
+//   - Background Sync: the organizer's writes kept in the outbox (outbox.js) are sent
+//     when the network is back, even with the card's page closed, but only the writes
+//     of whoever the browser's session belongs to.
+"use strict";
+importScripts("{{ outbox|escapejs }}");
+
+var STATIC = "dados-static-{{ version }}";
+var PAGES = "dados-pages";
+var PRECACHED = {{ precached|safe }};
+var OFFLINE = "{{ offline|escapejs }}";
+var CARD = new RegExp("{{ card|escapejs }}");
+var FORGET = {{ forget|safe }};
+var ADMIN = "{{ admin|escapejs }}";
+// How long a card page waits for the network before the copy kept is shown.
+var WAIT = 3000;
+
+self.addEventListener("install", function (event) {
+  event.waitUntil(
+    caches.open(STATIC)
+      .then(function (cache) { return cache.addAll(PRECACHED.concat([OFFLINE])); })
+      .then(function () { return self.skipWaiting(); })
+  );
+});
+
+self.addEventListener("activate", function (event) {
+  event.waitUntil(
+    caches.keys().then(function (names) {
+      return Promise.all(names.filter(function (name) {
+        return name.indexOf("dados-static-") === 0 && name !== STATIC;
+      }).map(function (name) { return caches.delete(name); }));
+    }).then(function () { return self.clients.claim(); })
+  );
+});
+
+self.addEventListener("fetch", function (event) {
+  var request = event.request;
+  var url = new URL(request.url);
+  if (url.origin !== self.location.origin) return;
+  if (request.method !== "GET") {
+    if (request.method === "POST" && FORGET.indexOf(url.pathname) !== -1) {
+      event.respondWith(forgetting(request));
+    }
+    return;
+  }
+  if (PRECACHED.indexOf(url.pathname) !== -1) {
+    event.respondWith(caches.match(request, {cacheName: STATIC}).then(function (kept) {
+      return kept || fetch(request);
+    }));
+  } else if (request.mode === "navigate" && CARD.test(url.pathname)) {
+    event.respondWith(cardPage(event, url.origin + url.pathname));
+  } else if (request.mode === "navigate" && url.pathname.indexOf(ADMIN) !== 0) {
+    event.respondWith(fetch(request).catch(offlinePage));
+  }
+});
+
+function keepable(response) {
+  return response.ok && response.type === "basic" && !response.redirected &&
+    !/no-store/.test(response.headers.get("Cache-Control") || "");
+}
+
+function cardPage(event, key) {
+  var network = fetch(event.request).then(function (response) {
+    if (keepable(response)) {
+      var copy = response.clone();
+      event.waitUntil(caches.open(PAGES).then(function (cache) { return cache.put(key, copy); }));
+    }
+    return response;
+  });
+  function kept() {
+    return caches.open(PAGES).then(function (cache) { return cache.match(key); });
+  }
+  var late = new Promise(function (resolve) { setTimeout(resolve, WAIT, "late"); });
+  return Promise.race([network, late]).then(function (first) {
+    if (first !== "late") return first;
+    // Slow: the copy kept, or else wait on for the network.
+    return kept().then(function (copy) { return copy || network; });
+  }).catch(function () {
+    return kept().then(function (copy) { return copy || offlinePage(); });
+  });
+}
+
+function offlinePage() {
+  return caches.match(OFFLINE, {cacheName: STATIC}).then(function (page) {
+    return page || Response.error();
+  });
+}
+
+// Logging out (or in, as someone else) forgets the pages kept: they were that user's.
+function forgetting(request) {
+  return fetch(request).then(function (response) {
+    return Promise.all([caches.delete(PAGES), DadosOutbox.forget()])
+      .then(function () { return response; }, function () { return response; });
+  });
+}
+
+self.addEventListener("sync", function (event) {
+  if (event.tag === "dados-outbox") event.waitUntil(sendKept());
+});
+
+// The session's user's writes, in order; a write refused as a conflict waits for its
+// organizer's choice on the card page, and so do the later ones on its box. A write
+// with no answer ends the sync in error, for the browser to try again later.
+function sendKept() {
+  return DadosOutbox.exclusively(function () {
+    return DadosOutbox.sessionUser().then(function (user) {
+      if (user === "0") return null;
+      return DadosOutbox.list(user).then(function (writes) {
+        var waiting = {};
+        return writes.reduce(function (previous, write) {
+          return previous.then(function () {
+            if (write.conflict || waiting[write.cell]) {
+              waiting[write.cell] = true;
+              return null;
+            }
+            return DadosOutbox.send(write, "").then(function (answer) {
+              if (answer.status === 409) {
+                write.conflict = true;
+                waiting[write.cell] = true;
+                return DadosOutbox.put(write);
+              }
+              if (answer.status === 403 || answer.status >= 500) throw new Error(answer.status);
+              return DadosOutbox.remove(write.id);
+            });
+          });
+        }, Promise.resolve());
+      });
+    });
+  }).then(function () {
+    new BroadcastChannel("dados-outbox").postMessage("sent");
+  });
+}

@@ -1,0 +1,211 @@
+"""The card in the organizer's hand, at 360 px on uvicorn, with the network cut in Chromium
+(context.set_offline): taps show at once and are kept until the server has them, each
+taken exactly once; a reload without a network shows the card with them; a conflict is
+shown with both values; another user on the same browser never sends them."""
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browsing import log_in
+from tests.liveserver import django_script, query
+
+pytestmark = [pytest.mark.browser, pytest.mark.server]
+ARTIFACTS = Path(__file__).parent / "artifacts"
+
+SEED = """
+import json, sys
+from accounts.models import User
+from scorecards.services import scorecard_create
+
+def user(name, **extra):
+    return User.objects.create_user(name, password=sys.argv[1], display_name=name.title(), **extra)
+
+olga, ana, ben = (user(n) for n in ("olga", "ana", "ben"))
+physical = scorecard_create(organizer=olga, players=[ana, ben])
+digital = scorecard_create(organizer=olga, players=[ana, ben], mode="digital")
+seats = {seat.player.username: seat.pk for seat in physical.seats.all()}
+print(json.dumps({"physical": physical.pk, "digital": digital.pk, "seats": seats}))
+"""
+
+# Ten boxes: the upper section of both players.
+TEN = [
+    (player, box, value)
+    for player in ("ana", "ben")
+    for box, value in (("ones", 3), ("twos", 6), ("threes", 9), ("fours", 12), ("fives", 15))
+]
+
+
+@pytest.fixture
+def phones(browser, site):
+    """A phone of its own (360 px) for a user, on a card, with the service worker ready."""
+    server, seeded = site
+    contexts = []
+
+    def open_phone(username, card="physical", context=None):
+        if context is None:
+            context = browser.new_context(
+                viewport={"width": 360, "height": 740}, base_url=server.base
+            )
+            contexts.append(context)
+        page = context.new_page()
+        log_in(page, username)
+        page.goto(f"/tarjetas/{seeded[card]}/")
+        page.evaluate("navigator.serviceWorker.ready.then(() => true)")
+        page.seats = seeded["seats"]
+        return page
+
+    yield open_phone
+    for context in contexts:
+        context.close()
+
+
+def cell(page, player, box):
+    return page.locator(f"#c{page.seats[player]}-{box} a.cell")
+
+
+def tap(page, player, box, value):
+    cell(page, player, box).click()
+    page.locator(f'#picker-dialog button[name="value"][value="{value}"]').click()
+
+
+def changes(site, card):
+    server, seeded = site
+    return query(server.db, "SELECT count(*) FROM scorecards_change WHERE scorecard_id = %s", seeded[card])[0][0]
+
+
+def test_ten_boxes_entered_offline_survive_a_reload_and_are_each_taken_once(phones, site):
+    olga = phones("olga")
+    # Seen once online under the worker: the page is kept for a reload without a network.
+    olga.reload()
+    olga.context.set_offline(True)
+    for player, box, value in TEN:
+        tap(olga, player, box, value)
+        expect(cell(olga, player, box)).to_have_text(str(value))
+    expect(olga.locator("a.cell.unsent")).to_have_count(10)
+    expect(olga.locator("#outbox-status")).to_have_text("Sin conexión: 10 casillas pendientes de enviar")
+    expect(cell(olga, "ana", "threes")).to_have_attribute("aria-label", "Treses — Ana: 9, pendiente de enviar")
+    ARTIFACTS.mkdir(exist_ok=True)
+    olga.screenshot(path=ARTIFACTS / "outbox-offline-360.png", full_page=True)
+    assert changes(site, "physical") == 0
+
+    olga.reload()  # still offline: the page kept, and the writes kept over it
+    expect(olga.locator("a.cell.unsent")).to_have_count(10)
+    expect(cell(olga, "ben", "fives")).to_have_text("15")
+    olga.screenshot(path=ARTIFACTS / "outbox-offline-reloaded-360.png", full_page=True)
+
+    olga.context.set_offline(False)
+    expect(olga.locator("a.cell.unsent")).to_have_count(0, timeout=10000)
+    expect(olga.locator("#outbox")).to_be_hidden()
+    assert changes(site, "physical") == 10
+    ana_sum = olga.locator("#row-upper td").nth(0)
+    expect(ana_sum).to_have_text("45")
+    ben = phones("ben")
+    for player, box, value in TEN:
+        expect(ben.locator(f"#c{ben.seats[player]}-{box} span.cell")).to_contain_text(str(value))
+
+
+def test_a_write_whose_answer_is_lost_is_sent_again_and_taken_once(phones, site):
+    olga = phones("olga")
+    lost = []
+
+    def cut_on_the_way_back(route):
+        response = route.fetch()  # the server takes the write
+        lost.append(response.status)
+        route.abort("internetdisconnected")  # and its answer never arrives
+
+    olga.route(re.compile(r".*/casilla/.*"), cut_on_the_way_back)
+    tap(olga, "ana", "ones", 3)
+    expect(olga.locator("#outbox-status")).to_have_text(re.compile("1 casilla"))
+    assert lost == [200]
+    assert changes(site, "physical") == 1
+    olga.unroute(re.compile(r".*/casilla/.*"))
+    olga.evaluate("window.dispatchEvent(new Event('online'))")
+    expect(olga.locator("a.cell.unsent")).to_have_count(0, timeout=10000)
+    expect(cell(olga, "ana", "ones")).to_have_text("3")
+    assert changes(site, "physical") == 1
+
+
+def test_a_conflict_shows_both_values_and_the_organizers_choice(phones, site):
+    server, seeded = site
+    olga = phones("olga")
+    olga.context.set_offline(True)
+    tap(olga, "ana", "ones", 3)
+    tap(olga, "ana", "twos", 6)
+    # Meanwhile the box is written on another device.
+    django_script(
+        server.db,
+        "import sys\nfrom accounts.models import User\nfrom scorecards.services import box_write\n"
+        "box_write(scorecard_id=int(sys.argv[1]), seat_id=int(sys.argv[2]), box='ones', "
+        "value='4', was='', author=User.objects.get(username='olga'))",
+        str(seeded["physical"]),
+        str(seeded["seats"]["ana"]),
+    )
+    olga.context.set_offline(False)
+    olga.evaluate("window.dispatchEvent(new Event('online'))")
+    conflict = olga.locator(".outbox-conflicts li")
+    expect(conflict).to_have_text(re.compile(r"Unos — Ana: otro móvil anotó 4 antes; tu 3 no se ha anotado\."))
+    expect(cell(olga, "ana", "twos")).not_to_have_class(re.compile("unsent"), timeout=10000)
+    expect(cell(olga, "ana", "ones")).to_have_text("4")
+    olga.screenshot(path=ARTIFACTS / "outbox-conflict-360.png", full_page=True)
+    conflict.get_by_role("button", name="Volver a anotar").click()
+    expect(conflict).to_have_count(0)
+    expect(cell(olga, "ana", "ones")).to_have_text("3")
+    expect(cell(olga, "ana", "ones")).not_to_have_class(re.compile("unsent"))
+    assert changes(site, "physical") == 3
+
+    # «Descartar» drops it: the server's value stays.
+    olga.context.set_offline(True)
+    tap(olga, "ana", "ones", 2)
+    django_script(
+        server.db,
+        "import sys\nfrom accounts.models import User\nfrom scorecards.services import box_write\n"
+        "box_write(scorecard_id=int(sys.argv[1]), seat_id=int(sys.argv[2]), box='ones', "
+        "value='1', was='3', author=User.objects.get(username='olga'))",
+        str(seeded["physical"]),
+        str(seeded["seats"]["ana"]),
+    )
+    olga.context.set_offline(False)
+    olga.evaluate("window.dispatchEvent(new Event('online'))")
+    expect(conflict).to_have_count(1)
+    conflict.get_by_role("button", name="Descartar").click()
+    expect(olga.locator("#outbox")).to_be_hidden()
+    expect(cell(olga, "ana", "ones")).to_have_text("1")
+    assert changes(site, "physical") == 4
+
+
+def test_another_user_on_the_same_browser_never_sends_the_first_ones_writes(phones, site):
+    olga = phones("olga")
+    olga.context.set_offline(True)
+    tap(olga, "ana", "ones", 3)
+    olga.context.set_offline(False)
+    olga.route(re.compile(r".*/casilla/.*"), lambda route: route.abort("internetdisconnected"))
+    olga.reload()
+    expect(olga.locator("a.cell.unsent")).to_have_count(1)
+    olga.unroute(re.compile(r".*/casilla/.*"))
+    olga.context.route(re.compile(r".*/casilla/.*"), lambda route: route.abort("internetdisconnected"))
+    # Log-out with a write kept asks first.
+    asked = []
+    olga.on("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
+    olga.locator(".site-user summary").click()
+    olga.get_by_role("button", name="Cerrar sesión").click()
+    olga.wait_for_url(re.compile(r"/entrar/|/$"))
+    assert asked and "pendientes de enviar" in asked[0]
+    olga.context.unroute(re.compile(r".*/casilla/.*"))
+    ana = phones("ana", context=olga.context)
+    ana.wait_for_timeout(1500)
+    assert changes(site, "physical") == 0
+    expect(ana.locator("a.cell.unsent")).to_have_count(0)
+    expect(ana.locator(".unsent")).to_have_count(0)
+
+
+def test_digital_play_offline_says_it_needs_the_network_and_queues_nothing(phones, site):
+    olga = phones("olga", card="digital")
+    olga.context.set_offline(True)
+    olga.get_by_role("button", name=re.compile("Tirar")).click()
+    expect(olga.locator("#net-error")).to_have_text(re.compile("necesita conexión"))
+    olga.context.set_offline(False)
+    count = olga.evaluate("DadosOutbox.list(document.body.dataset.user).then(w => w.length)")
+    assert count == 0
