@@ -1,0 +1,51 @@
+"""The service worker and the offline page, as the server gives them."""
+
+import re
+
+import pytest
+from django.templatetags.static import static
+from django.urls import reverse
+
+from scorecards.views import offline
+
+
+def test_the_service_worker_is_served_from_the_root_and_always_asked_for_again(client):
+    response = client.get("/sw.js")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/javascript")
+    assert "no-cache" in response["Cache-Control"]
+    text = response.content.decode()
+    # Every file it keeps, by the name the pages load it by.
+    for name in offline.PRECACHED:
+        assert f'"{static(name)}"' in text
+    assert re.search(r'var STATIC = "dados-static-[0-9a-f]{16}";', text)
+
+
+def test_a_deploy_that_renames_a_file_names_a_new_cache():
+    before = offline._version(["/static/css/dados.1.css"])
+    assert offline._version(["/static/css/dados.2.css"]) != before
+
+
+def test_the_card_pattern_is_the_card_pages_and_nothing_else(client):
+    text = client.get("/sw.js").content.decode()
+    pattern = re.search(r'var CARD = new RegExp\("(.*)"\);', text).group(1)
+    # As JavaScript reads the string: \\u005C is a backslash.
+    pattern = pattern.encode().decode("unicode_escape")
+    card = re.compile(pattern)
+    assert card.match(reverse("scorecard", args=[7]))
+    assert not card.match(reverse("scorecard_live", args=[7]))
+    assert not card.match(reverse("history"))
+
+
+@pytest.mark.django_db
+def test_the_offline_page_needs_no_account_and_names_nobody(client, ana):
+    client.force_login(ana)
+    response = client.get(reverse("offline"))
+    assert response.status_code == 200
+    text = response.content.decode()
+    assert "Sin conexión" in text
+    assert "Volver a intentarlo" in text
+    assert ana.name not in text
+    assert "csrfmiddlewaretoken" not in text
+    client.logout()
+    assert client.get(reverse("offline")).status_code == 200
