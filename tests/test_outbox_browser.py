@@ -32,6 +32,8 @@ seats = {seat.player.username: seat.pk for seat in physical.seats.all()}
 print(json.dumps({"physical": physical.pk, "digital": digital.pk, "seats": seats}))
 """
 
+BOXES = re.compile(r".*/casilla/.*")  # the box writes' addresses
+
 # Ten boxes: the upper section of both players.
 TEN = [
     (player, box, value)
@@ -76,7 +78,8 @@ def tap(page, player, box, value):
 def kept_pages(page):
     """The addresses of the pages the service worker keeps for a reload offline."""
     return page.evaluate(
-        "caches.open('dados-pages').then(c => c.keys()).then(r => r.map(q => new URL(q.url).pathname))"
+        "caches.open('dados-pages').then(c => c.keys())"
+        ".then(r => r.map(q => new URL(q.url).pathname))"
     )
 
 
@@ -132,15 +135,16 @@ def test_a_write_whose_answer_is_lost_is_sent_again_and_taken_once(phones, site)
         route.abort("internetdisconnected")  # and its answer never arrives
 
     # On the context: the page's requests pass through its service worker.
-    olga.context.route(re.compile(r".*/casilla/.*"), cut_on_the_way_back)
+    olga.context.route(BOXES, cut_on_the_way_back)
     tap(olga, "ana", "ones", 3)
     expect(olga.locator("#outbox-status")).to_have_text(
         "Sin conexión: 1 casilla pendiente de enviar"
     )
     # Taken each time it was sent (the page retries when its stream opens, say).
-    assert lost and set(lost) == {200}
+    assert lost
+    assert set(lost) == {200}
     assert changes(site, "physical") == 1
-    olga.context.unroute(re.compile(r".*/casilla/.*"))
+    olga.context.unroute(BOXES)
     olga.evaluate("window.dispatchEvent(new Event('online'))")
     expect(olga.locator("a.cell.unsent")).to_have_count(0, timeout=10000)
     expect(cell(olga, "ana", "ones")).to_have_text("3")
@@ -203,9 +207,7 @@ def test_another_user_on_the_same_browser_never_sends_the_first_ones_writes(phon
     olga.context.set_offline(True)
     tap(olga, "ana", "ones", 3)
     # Back online, but the writes find no server: they stay kept.
-    olga.context.route(
-        re.compile(r".*/casilla/.*"), lambda route: route.abort("internetdisconnected")
-    )
+    olga.context.route(BOXES, lambda route: route.abort("internetdisconnected"))
     olga.context.set_offline(False)
     olga.reload()
     expect(olga.locator("a.cell.unsent")).to_have_count(1)
@@ -215,9 +217,10 @@ def test_another_user_on_the_same_browser_never_sends_the_first_ones_writes(phon
     olga.locator(".site-user summary").click()
     olga.get_by_role("button", name="Cerrar sesión").click()
     olga.wait_for_url(re.compile(r"/entrar/"))
-    assert asked and "pendientes de enviar" in asked[0]
+    assert len(asked) == 1
+    assert "pendientes de enviar" in asked[0]
     assert kept_pages(olga) == []
-    olga.context.unroute(re.compile(r".*/casilla/.*"))
+    olga.context.unroute(BOXES)
     ana = phones("ana", context=olga.context)
     ana.wait_for_timeout(1500)
     assert changes(site, "physical") == 0
@@ -236,7 +239,7 @@ def test_digital_play_offline_says_it_needs_the_network_and_queues_nothing(phone
 
 
 def test_the_service_worker_keeps_only_the_card_pages_seen(phones, site):
-    server, seeded = site
+    _server, seeded = site
     olga = phones("olga")
     olga.reload()  # under the worker
     card = f"/tarjetas/{seeded['physical']}/"
