@@ -4,10 +4,13 @@ Debian's Chromium through Playwright, 360 px wide, its CPU throttled 4x and its 
 slowed to "slow 4G" (150 ms round trip, 1.6 Mbit/s down, 750 kbit/s up) through the
 DevTools protocol. It logs in, creates a card for six players through the pages, then
 TAPS times: taps a blank box (timed until the picker is open, after the next frame) and taps
-the first value it offers (timed until the box shows that value). A second phone, as slow,
-shows the same card: each write is also timed from its tap until the second phone shows it
-(the page's stream, or its poll where there is none). It prints the medians as JSON;
-bench/run.py runs it against an idle server.
+the first value it offers (timed until the box shows that value: at once, marked as not sent
+yet; then until the server has it and the mark is gone). A second phone, as slow, shows the
+same card: each write is also timed from its tap, and from the moment the first phone had
+the server's answer, until the second phone shows it (the page's stream, or its poll where
+there is none). Then the network goes away: up to ten more taps, each timed until its box
+shows the value, and, once the network is back, the time until the server has them all.
+It prints the medians as JSON; bench/run.py runs it against an idle server.
 """
 
 import json
@@ -72,11 +75,22 @@ SEEN = """([selector, text]) => {
 }"""
 
 
+# Resolves with Date.now() once no cell shows a write not sent yet (`selector` narrows it).
+SAVED = """(selector) => new Promise((resolve) => {
+  const check = () => {
+    if (!document.querySelector(selector + ".unsent")) resolve(Date.now());
+    else setTimeout(check, 5);
+  };
+  check();
+})"""
+
+
 def slow(context, page):
     cdp = context.new_cdp_session(page)
     cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
     cdp.send("Network.enable")
     cdp.send("Network.emulateNetworkConditions", NETWORK)
+    return cdp
 
 
 def timed_tap(page, target, selector, text=None) -> float:
@@ -113,20 +127,35 @@ def main(base: str, taps: int) -> int:
         )
         other = other_context.new_page()
         other.goto(page.url)
-        slow(context, page)
+        network = slow(context, page)
         slow(other_context, other)
         other.wait_for_timeout(2000)  # its stream open, as a phone's that has been watching
-        picker, write, seen = [], [], []
+        picker, write, saved, seen, seen_saved = [], [], [], [], []
+        button = '#picker button[name="value"]:not([value=""]):not([value="0"])'
         for href in cells[:taps]:
             cell = f'a.cell[href="{href}"]'
             picker.append(timed_tap(page, cell, '#picker-dialog[open] button[name="value"]'))
-            button = '#picker button[name="value"]:not([value=""]):not([value="0"])'
             value = page.locator(button).first.get_attribute("value")
             other.evaluate(SEEN, [cell, value])
             tapped = page.evaluate("() => Date.now()")
             write.append(timed_tap(page, f"{button} >> nth=0", cell, value))
-            seen.append(other.evaluate("() => window.benchSeen") - tapped)
+            at = page.evaluate(SAVED, cell)
+            saved.append(at - tapped)
+            shown = other.evaluate("() => window.benchSeen")
+            seen.append(shown - tapped)
+            seen_saved.append(shown - at)
             page.wait_for_timeout(300)
+        # No network: the taps still show at once, and are kept.
+        network.send("Network.emulateNetworkConditions", {**NETWORK, "offline": True})
+        offline = []
+        for href in cells[taps : taps + 10]:
+            cell = f'a.cell[href="{href}"]'
+            timed_tap(page, cell, '#picker-dialog[open] button[name="value"]')
+            value = page.locator(button).first.get_attribute("value")
+            offline.append(timed_tap(page, f"{button} >> nth=0", cell, value))
+        back = page.evaluate("() => Date.now()")
+        network.send("Network.emulateNetworkConditions", NETWORK)
+        flushed = page.evaluate(SAVED, "a.cell") - back
         browser.close()
     print(
         json.dumps(
@@ -135,10 +164,17 @@ def main(base: str, taps: int) -> int:
                 "taps": len(picker),
                 "picker_ms": statistics.median(picker),
                 "write_ms": statistics.median(write),
+                "saved_ms": statistics.median(saved),
                 "second_phone_ms": statistics.median(seen),
+                "second_phone_after_saved_ms": statistics.median(seen_saved),
+                "offline_taps": len(offline),
+                "offline_write_ms": statistics.median(offline) if offline else None,
+                "back_online_all_saved_ms": flushed,
                 "picker_all": [round(t) for t in picker],
                 "write_all": [round(t) for t in write],
+                "saved_all": [round(t) for t in saved],
                 "second_phone_all": [round(t) for t in seen],
+                "offline_write_all": [round(t) for t in offline],
             }
         )
     )

@@ -98,6 +98,12 @@ def test_ten_boxes_entered_offline_survive_a_reload_and_are_each_taken_once(phon
     for player, box, value in TEN:
         tap(olga, player, box, value)
         expect(cell(olga, player, box)).to_have_text(str(value))
+    # One too many: «Deshacer» takes it back out of the outbox, never sent.
+    tap(olga, "ben", "sixes", 18)
+    expect(olga.locator("a.cell.unsent")).to_have_count(11)
+    olga.get_by_role("button", name="↶ Deshacer").click()
+    expect(olga.locator("#undo-status")).to_have_text("Quitado sin enviar: Seises — Ben, 18")
+    expect(cell(olga, "ben", "sixes")).to_have_text("·")
     expect(olga.locator("a.cell.unsent")).to_have_count(10)
     expect(olga.locator("#outbox-status")).to_have_text(
         "Sin conexión: 10 casillas pendientes de enviar"
@@ -249,6 +255,28 @@ def test_the_service_worker_keeps_only_the_card_pages_seen(phones, site):
     olga.get_by_role("button", name="English").click()
     olga.wait_for_load_state()
     assert kept_pages(olga) == [card]
+    # A card page the server marks no-store is not kept either.
+    other = f"/tarjetas/{seeded['digital']}/"
+    olga.context.route(
+        re.compile(f".*{other}$"),
+        lambda route: route.fulfill(
+            response=route.fetch(), headers={"Cache-Control": "private, no-store"}
+        ),
+    )
+    olga.goto(other)
+    expect(olga.locator("#sheet")).to_be_visible()
+    assert kept_pages(olga) == [card]
+    # The static files, by the names the pages load them by, in one cache.
+    static = olga.evaluate(
+        "caches.keys().then(names => names.filter(n => n.startsWith('dados-static-')))"
+    )
+    assert len(static) == 1
+    css = olga.locator("link[rel=stylesheet]").get_attribute("href")
+    assert re.search(r"dados\.[0-9a-f]{12}\.css$", css)
+    kept = olga.evaluate(
+        f"caches.open('{static[0]}').then(c => c.keys()).then(r => r.map(q => q.url))"
+    )
+    assert any(url.endswith(css) for url in kept)
     olga.context.set_offline(True)
     olga.goto(card)
     expect(olga.locator("#sheet")).to_be_visible()

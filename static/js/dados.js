@@ -606,6 +606,12 @@
     var said = box.querySelector("#outbox-status");
     if (said.textContent !== status) said.textContent = status;
     box.querySelector(".outbox-totals").textContent = waiting ? box.getAttribute("data-totals") : "";
+    // «Deshacer» takes back a write kept, even on a card the server has nothing of yet.
+    var undo = document.getElementById("undo-button");
+    if (undo) {
+      if (!undo.hasAttribute("data-server")) undo.setAttribute("data-server", undo.disabled ? "disabled" : "");
+      undo.disabled = !waiting && undo.getAttribute("data-server") === "disabled";
+    }
     paintConflicts(box);
     box.hidden = !unsent.length;
   }
