@@ -592,10 +592,17 @@
     var sheet = document.getElementById("sheet");
     var box = document.getElementById("outbox");
     if (!here || !sheet || !box) return;
-    document.querySelectorAll("#sheet td[data-unsent]").forEach(unpaint);
+    // Only the cells whose write changed are touched: a tap costs one cell.
     var last = {};
     unsent.forEach(function (write) { if (!write.conflict) last[write.cell] = write; });
-    Object.keys(last).forEach(function (id) { paint(document.getElementById(id), last[id], box); });
+    document.querySelectorAll("#sheet td[data-unsent]").forEach(function (cell) {
+      var write = last[cell.id];
+      if (!write || cell.getAttribute("data-unsent") !== write.key) unpaint(cell);
+    });
+    Object.keys(last).forEach(function (id) {
+      var cell = document.getElementById(id);
+      if (cell && !cell.hasAttribute("data-unsent")) paint(cell, last[id], box);
+    });
     var waiting = unsent.filter(function (write) { return !write.conflict; }).length;
     sheet.classList.toggle("totals-unsent", waiting > 0);
     var status = "";
@@ -605,7 +612,9 @@
     }
     var said = box.querySelector("#outbox-status");
     if (said.textContent !== status) said.textContent = status;
-    box.querySelector(".outbox-totals").textContent = waiting ? box.getAttribute("data-totals") : "";
+    var totals = box.querySelector(".outbox-totals");
+    var note = waiting ? box.getAttribute("data-totals") : "";
+    if (totals.textContent !== note) totals.textContent = note;
     // «Deshacer» takes back a write kept, even on a card the server has nothing of yet.
     var undo = document.getElementById("undo-button");
     if (undo) {
@@ -631,7 +640,7 @@
     link.setAttribute("data-value", write.shown);
     link.setAttribute("aria-label", label.replace(/:[^:]*$/, ": " +
       (write.shown === "" ? box.getAttribute("data-blank") : write.shown) + ", " + box.getAttribute("data-unsent")));
-    cell.setAttribute("data-unsent", "");
+    cell.setAttribute("data-unsent", write.key);
     cell.appendChild(was);
   }
 
@@ -645,6 +654,12 @@
   function paintConflicts(box) {
     var list = box.querySelector(".outbox-conflicts");
     var template = box.querySelector("#outbox-conflict");
+    var shown = unsent.filter(function (write) { return write.conflict; }).map(function (write) {
+      var link = document.querySelector("#" + write.cell + " a.cell");
+      return write.key + "=" + (link ? link.getAttribute("data-value") : "");
+    }).join(" ");
+    if (list.getAttribute("data-shown") === shown) return;
+    list.setAttribute("data-shown", shown);
     list.replaceChildren();
     unsent.forEach(function (write) {
       if (!write.conflict) return;
@@ -790,18 +805,32 @@
     }
   }
 
-  // After every swap: the kept writes painted again over what the server sent, and the
+  // After a swap (each part of a patch swaps and settles on its own: once for them all,
+  // before the next frame): the kept writes painted again over what the server sent, and then the
   // sheet kept for a reload without a network.
-  document.addEventListener("htmx:afterSettle", function () {
+  var repainting = false;
+  function repaint() {
+    if (repainting || !outboxCard()) return;
+    repainting = true;
+    requestAnimationFrame(function () {
+      repainting = false;
+      paintUnsent();
+      setTimeout(keepSheet, 0);
+    });
+  }
+  document.addEventListener("htmx:afterSwap", repaint);
+  document.addEventListener("htmx:oobAfterSwap", repaint);
+  document.addEventListener("htmx:afterSettle", repaint);
+
+  function keepSheet() {
     var here = outboxCard();
     var sheet = document.getElementById("sheet");
     if (!here || !sheet) return;
-    paintUnsent();
     var copy = sheet.cloneNode(true);
     copy.querySelectorAll("td[data-unsent]").forEach(unpaint);
     copy.classList.remove("totals-unsent");
     outbox.keepSheet(here.card, here.user, shownVersion(), copy.outerHTML).catch(function () {});
-  });
+  }
 
   document.addEventListener("DOMContentLoaded", function () {
     var here = outboxCard();
