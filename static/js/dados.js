@@ -689,12 +689,16 @@
     outbox.remove(write.id).then(refreshUnsent);
   }
 
+  // The writes kept, and those tapped that the outbox has not stored yet (no id).
+  function withTapped(writes) {
+    return writes.concat(unsent.filter(function (write) { return write.id === undefined; }));
+  }
+
   function refreshUnsent() {
     var here = outboxCard();
     if (!here) return Promise.resolve();
     return outbox.list(here.user, here.card).then(function (writes) {
-      // The write on its way stays shown until its answer is in.
-      unsent = writes;
+      unsent = withTapped(writes);
       paintUnsent();
     }, function () {});
   }
@@ -722,7 +726,7 @@
 
   function sendNext(here) {
     return outbox.list(here.user, here.card).then(function (writes) {
-      unsent = writes;
+      unsent = withTapped(writes);
       var waiting = {};
       var next = null;
       writes.some(function (write) {
@@ -768,7 +772,10 @@
           return false;
         });
       }
-      // Taken (200), or refused for good (400, 422): the server's answer says which.
+      // Taken (200), or refused for good (400, 422): the server's answer says which. Its
+      // cell shows the server's value from this swap on.
+      var index = unsent.indexOf(write);
+      if (index !== -1) unsent.splice(index, 1);
       applyAnswer(answer);
       return outbox.remove(write.id).then(function () { return true; });
     }, function () {

@@ -22,6 +22,13 @@ var ADMIN = "{{ admin|escapejs }}";
 var WAIT = 3000;
 
 self.addEventListener("install", function (event) {
+  // What a page asks with fetch, XHR or EventSource (the writes, the polls, the stream)
+  // goes straight to the network, not through this worker: it would only add its start
+  // to every tap (Chromium's static routing; elsewhere the fetch handler lets them by).
+  if (event.addRoutes) {
+    event.waitUntil(event.addRoutes([{condition: {requestMode: "cors"}, source: "network"}])
+      .catch(function () {}));
+  }
   event.waitUntil(
     caches.open(STATIC)
       .then(function (cache) { return cache.addAll(PRECACHED.concat([OFFLINE])); })
