@@ -291,3 +291,43 @@ def test_the_service_worker_keeps_only_the_card_pages_seen(phones, site):
         olga.get_by_role("link", name=re.compile("Volver a intentarlo|Try again"))
     ).to_be_visible()
     olga.screenshot(path=ARTIFACTS / "outbox-offline-page-360.png")
+
+
+def test_background_sync_sends_the_writes_kept_with_the_card_closed(phones, site):
+    olga = phones("olga")
+    olga.context.set_offline(True)
+    tap(olga, "ana", "ones", 3)
+    tap(olga, "ben", "twos", 4)
+    # What needs the server says so, instead of failing.
+    olga.get_by_role("link", name="Descartar tarjeta").click()
+    expect(olga.locator("#net-error")).to_have_text(re.compile("necesita conexión"))
+    olga.goto("/sin-conexion/")  # the card's page is gone: it can no longer send them
+    olga.context.set_offline(False)
+    assert changes(site, "physical") == 0
+    # The browser's sync, as Chromium fires it when the network is back.
+    cdp = olga.context.new_cdp_session(olga)
+    registrations = []
+    cdp.on(
+        "ServiceWorker.workerRegistrationUpdated",
+        lambda e: registrations.extend(e["registrations"]),
+    )
+    cdp.send("ServiceWorker.enable")
+    olga.wait_for_timeout(200)
+    origin = olga.evaluate("location.origin")
+    registration = next(r for r in registrations if not r["isDeleted"])
+    cdp.send(
+        "ServiceWorker.dispatchSyncEvent",
+        {
+            "origin": origin,
+            "registrationId": registration["registrationId"],
+            "tag": "dados-outbox",
+            "lastChance": False,
+        },
+    )
+    deadline = olga.evaluate("Date.now()") + 10000
+    while changes(site, "physical") < 2 and olga.evaluate("Date.now()") < deadline:
+        olga.wait_for_timeout(100)
+    assert changes(site, "physical") == 2
+    olga.goto(f"/tarjetas/{site[1]['physical']}/")
+    expect(cell(olga, "ben", "twos")).to_have_text("4")
+    expect(olga.locator("a.cell.unsent")).to_have_count(0)
