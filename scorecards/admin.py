@@ -27,7 +27,7 @@ class SeatInline(ReadOnlyInline):
 class ChangeInline(ReadOnlyInline):
     model = Change
     fk_name = "scorecard"
-    fields = ["created_at", "author", "kind", "summary"]
+    fields = ["created_at", "author", "kind", "summary", "key"]
 
     def get_queryset(self, request):
         # Every change names its author and the card's players: read once for all.

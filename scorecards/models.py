@@ -517,6 +517,9 @@ class Change(models.Model):
     # The card's version this change made: a live page that shows an older version asks
     # for the changes after it, and gets only the cells they wrote.
     version = models.PositiveIntegerField(_("versión"), null=True, editable=False)
+    # The Idempotency-Key the write came with (scorecards.once): sent again, the same write
+    # finds its change here and is not made twice.
+    key = models.UUIDField(_("clave"), null=True, blank=True, editable=False)
 
     objects = ChangeQuerySet.as_manager()
 
@@ -529,6 +532,13 @@ class Change(models.Model):
                 fields=["undoes"],
                 condition=Q(undoes__isnull=False),
                 name="change_undone_once",
+            ),
+            # An index of its own, which SQLite adds without rebuilding the table and its
+            # append-only triggers; it also finds a key on its card.
+            models.UniqueConstraint(
+                fields=["scorecard", "key"],
+                condition=Q(key__isnull=False),
+                name="change_key_once",
             ),
         ]
 

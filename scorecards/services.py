@@ -22,29 +22,23 @@ from django.utils.translation import ngettext
 from accounts.forms import name_taken
 from accounts.models import GUESTS_PER_DAY, same_name
 from accounts.names import fold, isolate_text
-from scorecards import dice, rules
+from scorecards import dice, once, rules
 from scorecards.labels import BONUS_BOX, BOX_LABELS, box_label, box_name, names_list, said
 from scorecards.models import BOXES, Change, FinalizedError, Roll, Scorecard, Seat, Turn
+from scorecards.refusals import Refused
 from scorecards.rules import Category
 
 MAX_PLAYERS = 10
 
 
-class Refused(Exception):
-    """A write the app will not make; the message is for the person at the table."""
-
-    def __init__(self, message, status=400):
-        super().__init__(message)
-        self.message = message
-        self.status = status
-
-
 class Written(NamedTuple):
     """What a write leaves: the card as it now is, and the change it recorded (None for a
-    roll, or when the box already held the value)."""
+    roll, or when the box already held the value); replayed, the write was sent again with
+    its key (scorecards.once), and the change is the one its first send recorded."""
 
     scorecard: Scorecard
     change: Change | None
+    replayed: bool = False
 
 
 def allowed_values(box: str) -> list[int]:
@@ -133,9 +127,9 @@ def _bump(scorecard, **fields) -> None:
         setattr(scorecard, name, value)
 
 
-def _record(scorecard, author, kind, items, undoes=None, **fields) -> Written:
-    """Write the changed boxes, their change log entry and the card's new version (with
-    fields of the card's own), on a card organized_card() locked."""
+def _record(scorecard, author, kind, items, undoes=None, key=None, **fields) -> Written:
+    """Write the changed boxes, their change log entry (with the write's key) and the card's
+    new version (with fields of the card's own), on a card organized_card() locked."""
     _bump(scorecard, **fields)
     written = {}
     for seat, box, _old, new in items:
@@ -149,6 +143,7 @@ def _record(scorecard, author, kind, items, undoes=None, **fields) -> Written:
         undoes=undoes,
         items=[(seat.pk, box, old, new) for seat, box, old, new in items],
         version=scorecard.version,
+        key=key,
     )
     return Written(scorecard, change)
 
@@ -324,13 +319,20 @@ def _guest_username(name) -> str:
     return username
 
 
-def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Written:
-    """Write one box (or the bonus count) if it still holds what the writer saw."""
+@once.keyed
+def box_write(*, scorecard_id, seat_id, box, value, was, author, key=None) -> Written:
+    """Write one box (or the bonus count) if it still holds what the writer saw; with a key
+    the card already holds, the write sent again is not made twice (scorecards.once)."""
     with transaction.atomic():
         # Who may write comes first: a stranger learns nothing from how the data is wrong.
         scorecard = organized_card(scorecard_id, author, by_hand=True)
+        key = once.parse_key(key)
         new, seen = _box_values(box, value, was)
         seat = _seat(scorecard, seat_id)
+        # Before what the box holds, which this write's first send may have changed.
+        kind = Change.Kind.BOX
+        if change := once.replayed(scorecard, key, kind=kind, seat=seat, box=box, value=new):
+            return Written(scorecard, change, replayed=True)
         current = getattr(seat, box)
         if current == new:
             # Already there (a retried request whose answer was lost): nothing to do.
@@ -370,7 +372,7 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author) -> Written:
                 % {"player": isolate_text(seat.player.name)},
                 status=409,
             )
-        return _record(scorecard, author, Change.Kind.BOX, [_set(seat, box, new)])
+        return _record(scorecard, author, kind, [_set(seat, box, new)], key=key)
 
 
 def _box_values(box, value, was) -> tuple[int | None, int | None]:
@@ -388,12 +390,18 @@ def _box_values(box, value, was) -> tuple[int | None, int | None]:
     return new, seen
 
 
-def joker_write(*, scorecard_id, seat_id, face, box, author) -> Written:
-    """An extra five of a kind: the joker box and, with 50 in Yahtzee, the +100 bonus."""
+@once.keyed
+def joker_write(*, scorecard_id, seat_id, face, box, author, key=None) -> Written:
+    """An extra five of a kind: the joker box and, with 50 in Yahtzee, the +100 bonus; with
+    a key the card already holds, not made twice (scorecards.once)."""
     with transaction.atomic():
         scorecard = organized_card(scorecard_id, author, by_hand=True)
+        key = once.parse_key(key)
         face, category = _joker_roll(face, box)
         seat = _seat(scorecard, seat_id)
+        kind, score = Change.Kind.JOKER, rules.joker_score(face, category)
+        if change := once.replayed(scorecard, key, kind=kind, seat=seat, box=category, value=score):
+            return Written(scorecard, change, replayed=True)
         if seat.yahtzee is None:
             raise Refused(
                 _("Anota primero la casilla Yahtzee: el comodín solo vale con ella utilizada."),
@@ -412,10 +420,10 @@ def joker_write(*, scorecard_id, seat_id, face, box, author) -> Written:
                 % {"max": rules.MAX_YAHTZEE_BONUSES},
                 status=409,
             )
-        items = [_set(seat, category.value, rules.joker_score(face, category))]
+        items = [_set(seat, category.value, score)]
         if with_bonus:
             items.append(_set(seat, BONUS_BOX, seat.yahtzee_bonuses + 1))
-        return _record(scorecard, author, Change.Kind.JOKER, items)
+        return _record(scorecard, author, kind, items, key=key)
 
 
 def _joker_roll(face, box) -> tuple[int, Category]:

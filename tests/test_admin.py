@@ -736,6 +736,27 @@ def test_a_scorecard_shows_its_change_log_in_words(staff_client, ana, ben):
     assert queries()[1] == two  # the players are read once, not per change
 
 
+def test_a_scorecard_shows_the_key_each_change_came_with(staff_client, ana):
+    card = make_scorecard(players=[ana])
+    seat = card.seats.get()
+    key = "0f8e2a34-5b6c-4d7e-8f90-a1b2c3d4e5f6"
+    for box, sent in (("ones", key), ("twos", None)):
+        services.box_write(
+            scorecard_id=card.pk,
+            seat_id=seat.pk,
+            box=box,
+            value="2",
+            was="",
+            author=card.organizer,
+            key=sent,
+        )
+    page = staff_client.get(reverse("admin:scorecards_scorecard_change", args=[card.pk]))
+    assert page.status_code == 200
+    assert '<th class="column-key">Clave' in page.text
+    shown = re.findall(r'<td class="field-key">\s*<p>([^<]*)</p>', page.text)
+    assert shown == ["-", key]  # newest first; shown, not a field to edit
+
+
 def test_a_finalized_scorecard_is_read_only_and_cannot_be_deleted(staff_client, ana):
     card = make_scorecard(players=[ana])
     fill(card)

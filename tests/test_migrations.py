@@ -1,7 +1,8 @@
 """Migration 0006 moves every change's items into the change's row, and back again;
 0007 moves the seat's checks into domains on PostgreSQL and 0009 puts them back on the table;
-0011's triggers look at every card a seat or a roll belongs to; accounts 0003 adds «Juega»
-without taking anyone out of the game. scorecards.triggers.CURRENT is what they leave."""
+0011's triggers look at every card a seat or a roll belongs to; 0012 and 0013 leave them as
+they are; accounts 0003 adds «Juega» without taking anyone out of the game.
+scorecards.triggers.CURRENT is what they leave."""
 
 import io
 import json
@@ -400,6 +401,46 @@ def test_0012_keeps_the_triggers_and_the_games_both_ways(two_games):
         (done["scorecard"],),
         (playing["scorecard"],),
     ]
+
+
+KEYED = [("scorecards", "0013_change_key")]
+
+
+def test_0013_keeps_the_triggers_and_the_change_log_both_ways(two_games):
+    """A change's key is a column and an index that SQLite adds and drops without
+    rebuilding the change log's table: its triggers stay as they were, and a key is only
+    written with its change."""
+    done, playing = two_games["done"], two_games["playing"]
+    migrate(REMATCH)
+    at_0012 = trigger_definitions()
+    key = "0f8e2a34-5b6c-4d7e-8f90-a1b2c3d4e5f6"
+    add = (
+        "INSERT INTO scorecards_change (scorecard_id, author_id, created_at, kind, items,"
+        ' "key") SELECT scorecard_id, author_id, created_at, kind, items, %s'
+        " FROM scorecards_change WHERE id = %s"
+    )
+    for target in (KEYED, REMATCH, KEYED):
+        migrate(target)
+        assert trigger_definitions() == at_0012
+        assert "finalized" in (
+            refusal("UPDATE scorecards_seat SET ones = 1 WHERE id = %s", [done["seat"]]) or ""
+        )
+        assert "append-only" in (
+            refusal("UPDATE scorecards_change SET kind = 'undo' WHERE id = %s", [playing["change"]])
+            or ""
+        )
+    assert "append-only" in (
+        refusal('UPDATE scorecards_change SET "key" = %s WHERE id = %s', [key, playing["change"]])
+        or ""
+    )
+    assert "finalized" in (refusal(add, [key, done["change"]]) or "")
+    with transaction.atomic():
+        assert refusal(add, [key, playing["change"]]) is None
+        # Once per card: SQLite names the columns, PostgreSQL the index.
+        message = refusal(add, [key, playing["change"]]) or ""
+        assert "scorecards_change.key" in message or "change_key_once" in message
+        transaction.set_rollback(True)
+    assert rows("SELECT count(*) FROM scorecards_change") == [(2,)]
 
 
 def trigger_definitions() -> list:

@@ -54,19 +54,26 @@ def answers_refusals(view):
 
 def _saved(request, written: Written):
     """Answer a write: to the page that made it, only what changed, if that page was current
-    (it sends the version it showed); otherwise the whole sheet."""
-    scorecard, change = written
-    if not request.htmx:
-        return redirect("scorecard", pk=scorecard.pk)
+    (it sends the version it showed); otherwise the whole sheet. A write sent again with
+    its key (scorecards.once) is answered as taken, and says so (X-Dados-Replayed)."""
+    scorecard, change, replayed = written
     since = services.parse_version(request.POST.get("version"))
-    # A roll records no change: its patch is the turn alone.
-    if (change or scorecard.is_digital) and since == scorecard.version - 1:
+    # The patch is the write's own: a roll's, which records no change, is the turn alone;
+    # a replayed write's only while nothing came after its change.
+    own = change.version == scorecard.version if change else scorecard.is_digital
+    if not request.htmx:
+        response = redirect("scorecard", pk=scorecard.pk)
+    elif own and since == scorecard.version - 1:
         items = change.items if change else []
         cells = [sheets.cell(scorecard.seat(seat_id), box) for seat_id, box, *_ in items]
         cells = [c for c in cells if c["box"] != BONUS_BOX]
         # Rendered here for everyone: the table's streams and polls find it in the cache.
-        return patch_answer(sheets.patch(scorecard, since, cells, written=True)[0], since)
-    return sheet_answer(scorecard)
+        response = patch_answer(sheets.patch(scorecard, since, cells, written=True)[0], since)
+    else:
+        response = sheet_answer(scorecard)
+    if replayed:
+        response["X-Dados-Replayed"] = "1"
+    return response
 
 
 @login_required
@@ -83,6 +90,7 @@ def box(request, pk, seat_id, box):
             value=request.POST.get("value"),
             was=request.POST.get("was"),
             author=request.user,
+            key=request.headers.get("Idempotency-Key"),
         )
         return _saved(request, written)
     return _box_picker(request, pk, seat_id, box)
@@ -144,6 +152,7 @@ def joker(request, pk, seat_id):
             face=request.POST.get("face"),
             box=request.POST.get("box"),
             author=request.user,
+            key=request.headers.get("Idempotency-Key"),
         )
         return _saved(request, written)
     return _joker_picker(request, pk, seat_id)
