@@ -762,6 +762,12 @@
       }
       if (status === 409 && write.cell) {
         applyAnswer(answer);
+        // The box already holds what was typed (this write taken, its answer lost, and the
+        // card finalized since, say): nothing is lost.
+        var link = document.querySelector("#" + write.cell + " a.cell");
+        if (link && link.getAttribute("data-value") === write.shown) {
+          return outbox.remove(write.id).then(function () { return true; });
+        }
         write.conflict = true;
         return outbox.put(write).then(function () { return true; });
       }
