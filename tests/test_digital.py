@@ -1,5 +1,5 @@
 """Digital play: the server's dice (scorecards.dice), a turn's rolls and box
-(services.turn_roll, services.turn_score), who may play it, the game that finalizes
+(turns.turn_roll, turns.turn_score), who may play it, the game that finalizes
 itself, the rolls the database keeps append-only, and the card page that plays it."""
 
 import random
@@ -14,7 +14,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from scorecards import dice, rules, services
+from scorecards import dice, rules, services, turns
 from scorecards.labels import BONUS_BOX
 from scorecards.models import Change, Roll, Scorecard, Seat
 from scorecards.rules import Category
@@ -60,7 +60,7 @@ def roll(card, author, keep=(), *, shown=None, version=None):
     current = now(card)
     if shown is None:
         shown = current.turn_rolls[-1][0] if current.turn_rolls else ""
-    return services.turn_roll(
+    return turns.turn_roll(
         scorecard_id=card.pk,
         author=author,
         version=current.version if version is None else version,
@@ -70,7 +70,7 @@ def roll(card, author, keep=(), *, shown=None, version=None):
 
 
 def score(card, author, box, *, version=None):
-    return services.turn_score(
+    return turns.turn_score(
         scorecard_id=card.pk,
         author=author,
         version=now(card).version if version is None else version,
@@ -411,7 +411,7 @@ def test_a_turn_without_a_version_is_refused(scripted, digital, ana, version):
     before = state(digital)
     message = "No sabemos qué tirada estás viendo: recarga la tarjeta."
     refused(
-        lambda: services.turn_roll(
+        lambda: turns.turn_roll(
             scorecard_id=digital.pk, author=ana, version=version, shown="", keep=[]
         ),
         400,
@@ -421,7 +421,7 @@ def test_a_turn_without_a_version_is_refused(scripted, digital, ana, version):
     roll(digital, ana)
     before = state(digital)
     refused(
-        lambda: services.turn_score(
+        lambda: turns.turn_score(
             scorecard_id=digital.pk, author=ana, version=version, box="chance"
         ),
         400,

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from accounts.names import fold, hidden_characters
-from scorecards import rules, services
+from scorecards import rules, services, turns
 from scorecards.labels import BONUS_BOX
 from scorecards.models import Change, Roll, Scorecard, Seat
 from scorecards.rules import Category
@@ -1054,9 +1054,9 @@ def play_turn(card, author, box, faces):
     """A whole turn through the services: one roll of faces, then box."""
     Scripted.faces[:] = faces
     card.refresh_from_db()
-    services.turn_roll(scorecard_id=card.pk, author=author, version=card.version, shown="", keep=[])
+    turns.turn_roll(scorecard_id=card.pk, author=author, version=card.version, shown="", keep=[])
     card.refresh_from_db()
-    return services.turn_score(
+    return turns.turn_score(
         scorecard_id=card.pk, author=author, version=card.version, box=box
     ).scorecard
 
@@ -1109,7 +1109,7 @@ def rolled_before(world, data, card, times):
         return
     for _ in range(data.draw(times, label="rolls before")):
         Scripted.faces[:] = data.draw(FACES, label="dice before")
-        services.turn_roll(
+        turns.turn_roll(
             scorecard_id=card.pk,
             author=world.actors["organizer"],
             version=card.version,

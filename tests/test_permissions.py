@@ -10,7 +10,7 @@ from django.db import connection
 from django.test import Client
 from django.urls import NoReverseMatch, URLPattern, URLResolver, get_resolver, reverse
 
-from scorecards import services
+from scorecards import services, turns
 from scorecards.models import Change, Roll, Scorecard, Seat
 from scorecards.urls import card as card_urls
 from tests.dice import Scripted
@@ -404,7 +404,7 @@ DIGITAL = {
 def turn_roll(card, author, keep=()):
     """Roll for the turn in progress, as its page would ask."""
     card.refresh_from_db()
-    return services.turn_roll(
+    return turns.turn_roll(
         scorecard_id=card.pk,
         author=author,
         version=str(card.version),
@@ -415,7 +415,7 @@ def turn_roll(card, author, keep=()):
 
 def turn_score(card, author, box):
     card.refresh_from_db()
-    return services.turn_score(
+    return turns.turn_score(
         scorecard_id=card.pk, author=author, version=str(card.version), box=box
     ).scorecard
 

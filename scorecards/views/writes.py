@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from accounts.names import isolate_text
-from scorecards import rules, services, sheets
+from scorecards import rules, services, sheets, turns
 from scorecards.labels import BONUS_BOX, box_name
 from scorecards.models import BOXES, Scorecard
 from scorecards.rules import Category
@@ -191,7 +191,7 @@ def undo(request, pk):
 @answers_refusals
 def roll(request, pk):
     """«Tirar»: the server rolls the dice the player does not keep."""
-    written = services.turn_roll(
+    written = turns.turn_roll(
         scorecard_id=pk,
         author=request.user,
         version=request.POST.get("version"),
@@ -206,7 +206,7 @@ def roll(request, pk):
 @answers_refusals
 def score(request, pk):
     """«Anotar»: the turn ends in the box the player chose; the last one ends the game."""
-    written = services.turn_score(
+    written = turns.turn_score(
         scorecard_id=pk,
         author=request.user,
         version=request.POST.get("version"),
