@@ -40,7 +40,7 @@ class Refused(Exception):
 
 class Written(NamedTuple):
     """What a write leaves: the card as it now is, and the change it recorded (None for a
-    roll, or when the box already held the value)."""
+    roll or dice held, or when the box already held the value)."""
 
     scorecard: Scorecard
     change: Change | None

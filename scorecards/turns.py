@@ -1,11 +1,11 @@
-"""A digital game's turn, played with the server's dice: «Tirar» (turn_roll) and the box
-the turn ends in (turn_score).
+"""A digital game's turn, played with the server's dice: «Tirar» (turn_roll), a die held or
+released between rolls (turn_hold) and the box the turn ends in (turn_score).
 
-The turn in progress lives on the card (Scorecard.turn_rolls) until its box is written;
-its rolls are then stored with that change, append-only. The browser never rolls: it
-says which dice to keep, and the server checks that they are the dice of the last roll,
-at most three times a turn. Every action is one transaction on the card locked, and
-moves its version, so that every phone's stream brings it (scorecards.live).
+The turn in progress lives on the card (Scorecard.turn_rolls, Scorecard.turn_held) until
+its box is written; its rolls are then stored with that change, append-only. The browser
+never rolls: it says which dice to keep, and the server checks that they are the dice of
+the last roll, at most three times a turn. Every action is one transaction on the card
+locked, and moves its version, so that every phone's stream brings it (scorecards.live).
 
 Who may play the turn is Access.plays_turn (its player, or the organizer for any seat);
 every other refusal is a services.Refused, as for the card's other writes.
@@ -75,12 +75,18 @@ def _kept(raw_positions) -> set[int]:
     return kept
 
 
+def _positions(kept) -> str:
+    """Kept positions as the card stores them: «145»."""
+    return "".join(str(position) for position in sorted(kept))
+
+
 def turn_roll(*, scorecard_id, author, version, shown, keep) -> Written:
     """Roll the dice of the turn in progress, keeping the positions in keep.
 
     shown is the dice the page showed (empty before the turn's first roll): the kept
     dice must be those of the last roll. The server rolls; the browser only says which
-    dice to keep, and at most three times a turn.
+    dice to keep, and at most three times a turn. The dice kept are those the page sends,
+    whatever turn_hold last stored, and stay held for the next roll.
     """
     with transaction.atomic():
         scorecard, _now = _turn(scorecard_id, author, version)
@@ -101,8 +107,34 @@ def turn_roll(*, scorecard_id, author, version, shown, keep) -> Written:
             raise Refused(_("Has guardado los cinco dados: elige una casilla."), status=409)
         faces = dice.roll(previous, kept)
         at = timezone.now().isoformat()
-        rolls.append([faces, "".join(str(position) for position in sorted(kept)), at])
-        _bump(scorecard, turn_rolls=rolls)
+        rolls.append([faces, _positions(kept), at])
+        _bump(scorecard, turn_rolls=rolls, turn_held=_positions(kept))
+    return Written(scorecard, None)
+
+
+def turn_hold(*, scorecard_id, author, version, shown, keep) -> Written:
+    """Store the dice held now, between two rolls of the turn in progress, for the other
+    phones to see: the positions in keep (all of them, not a change), of the dice shown,
+    which must be those of the last roll. Holding them again changes nothing (nor the
+    version). Only what is shown: the next roll keeps what its own request says."""
+    with transaction.atomic():
+        scorecard, _now = _turn(scorecard_id, author, version)
+        kept = _kept(keep)
+        rolls = scorecard.turn_rolls
+        if not rolls:
+            raise Refused(_("Tira los dados antes de guardar alguno."), status=409)
+        if len(rolls) >= rules.ROLLS:
+            raise Refused(
+                _("Ya has tirado %(n)s veces: elige una casilla.") % {"n": rules.ROLLS},
+                status=409,
+            )
+        if str(shown or "").strip() != rolls[-1][0]:
+            raise Refused(
+                _("Los dados guardados no son los de la última tirada: mira los dados de ahora."),
+                status=409,
+            )
+        if _positions(kept) != scorecard.turn_held:
+            _bump(scorecard, turn_held=_positions(kept))
     return Written(scorecard, None)
 
 
@@ -137,7 +169,7 @@ def turn_score(*, scorecard_id, author, version, box) -> Written:
         ):
             items.append(_set(seat, BONUS_BOX, seat.yahtzee_bonuses + 1))
         kind = Change.Kind.JOKER if extra else Change.Kind.BOX
-        written = _record(scorecard, author, kind, items, turn_rolls=[])
+        written = _record(scorecard, author, kind, items, turn_rolls=[], turn_held="")
         Roll.objects.bulk_create(
             Roll(
                 scorecard=scorecard,

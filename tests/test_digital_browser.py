@@ -153,6 +153,10 @@ def _first_turn_with_a_hold(ana, ben):
         held = ana.get_by_role("button", name=f"Dado {position}: 2, guardado", exact=True)
         expect(held).to_have_attribute("aria-pressed", "true")
     assert ana.locator("#turn button.die[aria-pressed=false]").count() == 3
+    # Ben's phone shows them held before Ana rolls again (here by its poll, every 2 s).
+    for position in (1, 2):
+        held = ben.get_by_role("img", name=f"Dado {position}: 2, guardado", exact=True)
+        expect(held).to_be_visible(timeout=4000)
     _fits_a_phone(ana)
     # Thirteen boxes outgrow the screen, but «Anotar» is in reach without scrolling.
     assert ana.locator("#turn .choices li").count() == 13
