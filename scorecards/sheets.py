@@ -179,7 +179,10 @@ def play(scorecard, seat) -> dict:
     held = scorecard.turn_held
     dice = [int(face) for face in faces]
     extra = bool(dice) and rules.is_extra_yahtzee(dice, seat.scores)
-    choices = rules.choices(dice, seat.scores) if dice else {}
+    offered = rules.choices(dice, seat.scores) if dice else {}
+    choices = [
+        {"box": c.value, "label": box_name(c), "score": points} for c, points in offered.items()
+    ]
     return {
         "seat": seat,
         "faces": faces,
@@ -190,9 +193,10 @@ def play(scorecard, seat) -> dict:
         "number": len(rolls),
         "rolls": rules.ROLLS,
         "left": rules.ROLLS - len(rolls),
-        "choices": [
-            {"box": c.value, "label": box_name(c), "score": points} for c, points in choices.items()
-        ],
+        "choices": choices,
+        # The boxes these dice score in first; apart, those they would only scratch.
+        "scoring": [choice for choice in choices if choice["score"]],
+        "scratching": [choice for choice in choices if not choice["score"]],
         "extra": extra,
         "bonus": extra and rules.yahtzee_bonus_due(seat.scores),
     }

@@ -858,6 +858,47 @@ def test_the_player_chooses_among_the_free_boxes(scripted, ana_client, digital, 
     assert seat_of(digital, ana).full_house == 25
 
 
+def test_the_boxes_the_dice_score_in_come_first_and_those_to_scratch_apart(
+    scripted, ana_client, digital, organizer, ana
+):
+    queue("66655")
+    turn = turn_section(roll_view(ana_client, digital).text)
+    scoring, scratching = turn.split('<details class="scratch-choices">')
+    offered = r'name="casilla" value="(\w+)" required'
+    # Each group in the card's order; the scratches folded, under a summary saying so.
+    assert re.findall(offered, scoring) == [
+        "fives",
+        "sixes",
+        "three_of_a_kind",
+        "full_house",
+        "chance",
+    ]
+    assert re.findall(offered, scratching) == [
+        "ones",
+        "twos",
+        "threes",
+        "fours",
+        "four_of_a_kind",
+        "small_straight",
+        "large_straight",
+        "yahtzee",
+    ]
+    assert "<summary>Tachar una casilla (0 puntos)</summary>" in scratching
+    assert re.findall(r'<strong class="choice-score">(\d+)</strong>', scratching) == ["0"] * 8
+    # One radio group, with its legend, and «Anotar» on its bar after it.
+    assert scoring.count("<fieldset>") == 1
+    assert "</fieldset>" in scratching
+    assert '<div class="score-bar"><button type="submit">' in scratching
+    # Dice that score nowhere: the scratches are the list, open.
+    alone = digital_card(organizer, [ana])
+    Seat.objects.filter(scorecard=alone).update(**full_card(ones=None, yahtzee=None))
+    queue("23456")
+    turn = turn_section(roll_view(ana_client, alone).text)
+    assert '<details class="scratch-choices" open>' in turn
+    assert '<ul class="choices"' in turn.split("<details")[1]
+    assert re.findall(offered, turn) == ["ones", "yahtzee"]
+
+
 def test_a_roll_without_htmx_goes_back_to_the_card(scripted, ana_client, digital):
     queue("12345")
     response = roll_view(ana_client, digital, htmx=False)
