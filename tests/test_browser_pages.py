@@ -1,10 +1,13 @@
 """Every page in a real browser: no CSP violation, no console error, no serious a11y issue."""
 
+import random
 from pathlib import Path
 
 import pytest
 
 from scorecards import services, turns
+from scorecards.dice import who_starts
+from scorecards.forms import order_query
 from tests.browsing import log_in
 from tests.factories import UserFactory, fill, finalized_games
 from tests.po import spanish_phrases
@@ -89,6 +92,9 @@ def play_through(organizer, players):
 def pages(world):
     playing, seat, ana = world["playing"], world["seat"], world["ana"]
     card = f"/tarjetas/{playing.pk}/"
+    ids = [ana.pk, world["ben"].pk]
+    # «¿Quién empieza?» decided by the app's dice, each player's shown.
+    rolled = order_query(ids, "digital", rolled=who_starts(ids, rng=random.Random(5)))
     return {
         "olga": [
             "/",
@@ -109,6 +115,7 @@ def pages(world):
             "/tarjetas/nueva/?modo=digital",
             f"/tarjetas/nueva/orden/?p={ana.pk}&p={world['ben'].pk}&modo=digital",
             f"/tarjetas/nueva/orden/?p={ana.pk}&p={world['ben'].pk}&modo=digital&s=12,12&s=20,9",
+            f"/tarjetas/nueva/orden/?{rolled}",
             f"/tarjetas/{world['digital'].pk}/",
             f"/tarjetas/{world['digital_done'].pk}/",
             "/historial/",

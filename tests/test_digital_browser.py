@@ -291,7 +291,18 @@ def test_two_phones_play_a_whole_digital_game(phone, ana, ben, scripted):
     expect(ana_page.get_by_role("status")).to_have_text(
         "Empieza Ana y el turno sigue alrededor de la mesa."
     )
-    expect(ana_page.locator(".who-rolled")).to_contain_text("Ana: 29 · Ben: 9")
+    # The dice each rolled, beside their sum, read out one by one.
+    rolled = ana_page.locator(".who-rolled li")
+    expect(rolled).to_have_text(["Ana: 6 6 5 6 6, suma 29", "Ben: 1 2 3 1 2, suma 9"])
+    expect(ana_page.locator(".who-rolled .rolled")).to_match_aria_snapshot(
+        '- list:\n  - listitem:\n    - strong: "Ana: 6 6 5 6 6, suma 29"\n'
+        '  - listitem: "Ben: 1 2 3 1 2, suma 9"'
+    )
+    expect(rolled.first.locator(".mini-die")).to_have_count(5)
+    assert ana_page.evaluate(
+        "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+    )
+    _shot(ana_page, "digital-who-starts-360.png")
     assert scripted == []
     ana_page.get_by_role("button", name="Crear tarjeta").click()
     ana_page.wait_for_url(re.compile(r"/tarjetas/\d+/$"))
