@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy
 
 from accounts.names import names_html, sentence, sort_key
 from scorecards import rules
-from scorecards.dice import MAX_ROUNDS, verified_who_starts
+from scorecards.dice import MAX_ROUNDS, faces_sum, is_roll, verified_who_starts
 from scorecards.models import Scorecard, Seat
 from scorecards.stats import Period
 
@@ -257,6 +257,8 @@ class WhoStartsForm:
         # As seated in the address; self.players is the order the sums are given in.
         self.table = self.players = list(players)
         self.rounds = []
+        # With the app's dice, the dice behind each sum of each round («66566»).
+        self.dice = []
         self.starter = None
         self.error = None
         if digital:
@@ -286,7 +288,13 @@ class WhoStartsForm:
             return []
         order, rounds = rolled
         self.players = [by_id[i] for i in order]
-        return rounds
+        # Each player's five dice, whose sum counts; an address signed before the dice were
+        # kept in it brings the sums alone.
+        self.dice = [str(round_).split(",") for round_ in rounds]
+        return [
+            ",".join(str(faces_sum(part)) if is_roll(part) else part for part in dice)
+            for dice in self.dice
+        ]
 
     def _parse(self, raw_rounds):
         contenders = list(range(len(self.players)))
@@ -327,14 +335,24 @@ class WhoStartsForm:
 
     @property
     def results(self) -> list[list[dict]]:
-        """Each round decided so far: its players with their sums, the best marked."""
-        return [
-            [
-                {"player": self.players[i], "sum": total, "best": total == max(round_.values())}
-                for i, total in round_.items()
-            ]
-            for round_ in self.rounds
-        ]
+        """Each round decided so far: its players with their sums, the best marked, and
+        with the app's dice the faces each rolled."""
+        results = []
+        for n, round_ in enumerate(self.rounds):
+            best = max(round_.values())
+            rolled = self.dice[n] if n < len(self.dice) else [""] * len(round_)
+            results.append(
+                [
+                    {
+                        "player": self.players[i],
+                        "sum": total,
+                        "best": total == best,
+                        "dice": [int(face) for face in faces] if is_roll(faces) else [],
+                    }
+                    for (i, total), faces in zip(round_.items(), rolled, strict=True)
+                ]
+            )
+        return results
 
     @property
     def seating(self) -> list:

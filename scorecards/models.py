@@ -150,6 +150,11 @@ class Scorecard(models.Model):
     # A digital game's turn in progress: its rolls so far, each [dice, kept positions, time]
     # («31456», «14», ISO time). They become Roll rows with the box the turn ends in.
     turn_rolls = models.JSONField(_("tiradas del turno"), default=list, editable=False)
+    # The dice held now, between two of its rolls («14»): for every phone to see, as the
+    # player taps them; a roll keeps what its own request says, and holds it again.
+    turn_held = models.CharField(
+        _("dados guardados"), max_length=5, blank=True, default="", editable=False
+    )
     # The finished game this card is the rematch («Revancha») of: one card per game,
     # however many players tap at once (scorecard_rematch_once).
     rematch_of = models.ForeignKey(

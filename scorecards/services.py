@@ -5,7 +5,6 @@ one they only see is not theirs to change (403). Any other refusal is a Refused,
 message for the person at the table.
 """
 
-from datetime import datetime
 from typing import NamedTuple
 
 from django.contrib.auth import get_user_model
@@ -22,9 +21,9 @@ from django.utils.translation import ngettext
 from accounts.forms import name_taken
 from accounts.models import GUESTS_PER_DAY, same_name
 from accounts.names import fold, isolate_text
-from scorecards import dice, once, rules
-from scorecards.labels import BONUS_BOX, BOX_LABELS, box_label, box_name, names_list, said
-from scorecards.models import BOXES, Change, FinalizedError, Roll, Scorecard, Seat, Turn
+from scorecards import once, rules
+from scorecards.labels import BONUS_BOX, BOX_LABELS, box_label, names_list, said
+from scorecards.models import BOXES, Change, FinalizedError, Scorecard, Seat
 from scorecards.refusals import Refused
 from scorecards.rules import Category
 
@@ -33,8 +32,8 @@ MAX_PLAYERS = 10
 
 class Written(NamedTuple):
     """What a write leaves: the card as it now is, and the change it recorded (None for a
-    roll, or when the box already held the value); replayed, the write was sent again with
-    its key (scorecards.once), and the change is the one its first send recorded."""
+    roll or dice held, or when the box already held the value); replayed, the write was sent
+    again with its key (scorecards.once), and the change is the one its first send recorded."""
 
     scorecard: Scorecard
     change: Change | None
@@ -526,126 +525,3 @@ def scorecard_discard(*, scorecard_id, author) -> None:
             scorecard.delete()
         except IntegrityError:
             raise Refused(str(FinalizedError.message), status=409) from None
-
-
-def _turn(scorecard_id, user, version) -> tuple[Scorecard, Turn]:
-    """A digital card in progress, locked, and whose turn it is, if user may play that
-    turn (Access.plays_turn).
-
-    version is the card version the person saw, and is required: a request made on an
-    older view of the turn (another phone played meanwhile, or a replay) changes nothing.
-    """
-    scorecard = card_in_play(scorecard_id, user, lock=True)
-    if not scorecard.is_digital:
-        raise Refused(_("Esta tarjeta es de dados físicos: no se tira en la app."), status=409)
-    turn = scorecard.turn
-    if turn is None:  # every box filled: the last one finalized the card
-        raise Refused(_("Todas las casillas están anotadas."), status=409)
-    access = scorecard.access(user)
-    if not access.takes_part:
-        raise Refused(_("No juegas en esta tarjeta: puedes mirarla, no tirar."), status=409)
-    if not access.plays_turn:
-        raise Refused(
-            _("Ahora le toca a %(name)s: espera a tu turno.")
-            % {"name": isolate_text(turn.seat.player.name)},
-            status=409,
-        )
-    _check_version(
-        scorecard,
-        version,
-        unknown=_("No sabemos qué tirada estás viendo: recarga la tarjeta."),
-        changed=_("La tarjeta ha cambiado desde que la viste: mira los dados de ahora."),
-    )
-    return scorecard, turn
-
-
-def _kept(raw_positions) -> set[int]:
-    """The 1-based positions of the dice to keep, as a page sends them, or Refused."""
-    kept = set()
-    for raw in raw_positions:
-        text = str(raw).strip()
-        if not (len(text) == 1 and text in "12345"):
-            raise Refused(_("Los dados guardados no son válidos."))
-        kept.add(int(text))
-    return kept
-
-
-def turn_roll(*, scorecard_id, author, version, shown, keep) -> Written:
-    """Roll the dice of the turn in progress, keeping the positions in keep.
-
-    shown is the dice the page showed (empty before the turn's first roll): the kept
-    dice must be those of the last roll. The server rolls; the browser only says which
-    dice to keep, and at most three times a turn.
-    """
-    with transaction.atomic():
-        scorecard, _now = _turn(scorecard_id, author, version)
-        kept = _kept(keep)
-        rolls = list(scorecard.turn_rolls)
-        if len(rolls) >= rules.ROLLS:
-            raise Refused(
-                _("Ya has tirado %(n)s veces: elige una casilla.") % {"n": rules.ROLLS},
-                status=409,
-            )
-        previous = rolls[-1][0] if rolls else ""
-        if str(shown or "").strip() != previous or (kept and not previous):
-            raise Refused(
-                _("Los dados guardados no son los de la última tirada: mira los dados de ahora."),
-                status=409,
-            )
-        if len(kept) == rules.DICE:
-            raise Refused(_("Has guardado los cinco dados: elige una casilla."), status=409)
-        faces = dice.roll(previous, kept)
-        at = timezone.now().isoformat()
-        rolls.append([faces, "".join(str(position) for position in sorted(kept)), at])
-        _bump(scorecard, turn_rolls=rolls)
-    return Written(scorecard, None)
-
-
-def turn_score(*, scorecard_id, author, version, box) -> Written:
-    """End the turn in progress in a free box, with what the last roll scores there; an
-    extra Yahtzee by the joker order, with its +100 after a 50. The turn's rolls are
-    stored with the change, and the last box of the game finalizes the card."""
-    with transaction.atomic():
-        scorecard, turn = _turn(scorecard_id, author, version)
-        seat = turn.seat
-        rolls = scorecard.turn_rolls
-        if not rolls:
-            raise Refused(_("Tira los dados antes de elegir una casilla."), status=409)
-        try:
-            category = rules.Category(box)
-        except ValueError:
-            raise Refused(_("Elige una casilla libre.")) from None
-        faces = [int(face) for face in rolls[-1][0]]
-        choices = rules.choices(faces, seat.scores)
-        if category not in choices:
-            if getattr(seat, category) is not None:
-                message = _("%(box)s ya está anotada: elige una casilla libre.")
-            else:
-                message = _("Con un Yahtzee adicional, el orden del comodín no permite %(box)s.")
-            raise Refused(message % {"box": box_name(category)}, status=409)
-        extra = rules.is_extra_yahtzee(faces, seat.scores)
-        items = [_set(seat, category.value, choices[category])]
-        if (
-            extra
-            and rules.yahtzee_bonus_due(seat.scores)
-            and seat.yahtzee_bonuses < rules.MAX_YAHTZEE_BONUSES
-        ):
-            items.append(_set(seat, BONUS_BOX, seat.yahtzee_bonuses + 1))
-        kind = Change.Kind.JOKER if extra else Change.Kind.BOX
-        written = _record(scorecard, author, kind, items, turn_rolls=[])
-        Roll.objects.bulk_create(
-            Roll(
-                scorecard=scorecard,
-                seat=seat,
-                change=written.change,
-                round=turn.round,
-                number=number,
-                dice=faces_text,
-                kept=kept,
-                rolled_at=datetime.fromisoformat(at),
-            )
-            for number, (faces_text, kept, at) in enumerate(rolls, start=1)
-        )
-        if scorecard.turn is None:
-            _finalize(scorecard, list(scorecard.seats.all()))
-    return written

@@ -172,29 +172,43 @@ def parts(scorecard, *, since=None) -> dict:
 
 
 def play(scorecard, seat) -> dict:
-    """A digital game's turn in progress: the dice of its last roll (the kept ones held
-    again), the rolls left, and the boxes the dice may take with what each scores."""
+    """A digital game's turn in progress: the dice of its last roll (those held now
+    marked), the rolls left, and the boxes the dice may take with what each scores."""
     rolls = scorecard.turn_rolls
-    faces, kept, _at = rolls[-1] if rolls else ("", "", None)
+    faces = rolls[-1][0] if rolls else ""
+    held = scorecard.turn_held
     dice = [int(face) for face in faces]
     extra = bool(dice) and rules.is_extra_yahtzee(dice, seat.scores)
-    choices = rules.choices(dice, seat.scores) if dice else {}
+    offered = rules.choices(dice, seat.scores) if dice else {}
+    choices = [
+        {"box": c.value, "label": box_name(c), "score": points} for c, points in offered.items()
+    ]
     return {
         "seat": seat,
         "faces": faces,
         "dice": [
-            {"position": i, "face": face, "held": str(i) in kept}
+            {"position": i, "face": face, "held": str(i) in held}
             for i, face in enumerate(dice, start=1)
         ],
         "number": len(rolls),
         "rolls": rules.ROLLS,
         "left": rules.ROLLS - len(rolls),
-        "choices": [
-            {"box": c.value, "label": box_name(c), "score": points} for c, points in choices.items()
-        ],
+        "choices": choices,
+        # The boxes these dice score in first; apart, those they would only scratch.
+        "scoring": [choice for choice in choices if choice["score"]],
+        "scratching": [choice for choice in choices if not choice["score"]],
         "extra": extra,
         "bonus": extra and rules.yahtzee_bonus_due(seat.scores),
     }
+
+
+def held(scorecard) -> str:
+    """The answer to the phone that held or released a die of the turn in progress (the
+    card's version moved by that alone): the version, for the page and its forms, and the
+    dice as the others see them; not the dice it taps, which show its own taps. The other
+    phones get the usual patch, the whole turn."""
+    context = {"scorecard": scorecard, "play": play(scorecard, scorecard.turn.seat)}
+    return render_to_string("scorecards/card.html#held", context)
 
 
 def problems(seats) -> list[tuple[str, list[str]]]:
@@ -261,7 +275,8 @@ def offer(box: str) -> dict:
 def cells_since(scorecard, since) -> list[dict] | None:
     """The cells the changes after version `since` wrote, or None when those changes do
     not account for every version in between (a finalize, or a page too far behind; in
-    a digital game a version without a change is a roll, which the patch's turn shows)."""
+    a digital game a version without a change is a roll or dice held, which the patch's
+    turn shows)."""
     if scorecard.is_finalized or not 0 <= since < scorecard.version <= since + PATCH_LIMIT:
         return None
     changes = Change.objects.filter(

@@ -11,6 +11,7 @@ card = [
     path("yahtzee-extra/<int:seat_id>/", writes.joker, name="joker"),
     path("deshacer/", writes.undo, name="undo"),
     path("tirar/", writes.roll, name="roll"),
+    path("guardar/", writes.hold, name="hold"),
     path("anotar/", writes.score, name="score"),
     path("finalizar/", writes.finalize, name="finalize"),
     path("descartar/", writes.discard, name="discard"),

@@ -1,10 +1,13 @@
 """Every page in a real browser: no CSP violation, no console error, no serious a11y issue."""
 
+import random
 from pathlib import Path
 
 import pytest
 
-from scorecards import services
+from scorecards import services, turns
+from scorecards.dice import who_starts
+from scorecards.forms import order_query
 from tests.browsing import log_in
 from tests.factories import UserFactory, fill, finalized_games
 from tests.po import spanish_phrases
@@ -45,11 +48,11 @@ def world():
     services.scorecard_finalize(scorecard_id=done.pk, author=done.organizer)
     finalized_games([ana, ben], 6)
     digital = services.scorecard_create(organizer=organizer, players=[ana, ben], mode="digital")
-    digital = services.turn_roll(
+    digital = turns.turn_roll(
         scorecard_id=digital.pk, author=ana, version=digital.version, shown="", keep=[]
     ).scorecard
     # Two dice held, the others rolled again: the dice and the free boxes show.
-    services.turn_roll(
+    turns.turn_roll(
         scorecard_id=digital.pk,
         author=ana,
         version=digital.version,
@@ -74,13 +77,13 @@ def play_through(organizer, players):
 
     card = services.scorecard_create(organizer=organizer, players=players, mode="digital")
     while not card.is_finalized:
-        card = services.turn_roll(
+        card = turns.turn_roll(
             scorecard_id=card.pk, author=organizer, version=card.version, shown="", keep=[]
         ).scorecard
         seat = card.seats.order_by("order")[rules.turn(s.filled for s in card.seats.all())[1]]
         faces = [int(face) for face in card.turn_rolls[-1][0]]
         box = next(iter(rules.choices(faces, seat.scores)))
-        card = services.turn_score(
+        card = turns.turn_score(
             scorecard_id=card.pk, author=organizer, version=card.version, box=box
         ).scorecard
     return card
@@ -89,6 +92,9 @@ def play_through(organizer, players):
 def pages(world):
     playing, seat, ana = world["playing"], world["seat"], world["ana"]
     card = f"/tarjetas/{playing.pk}/"
+    ids = [ana.pk, world["ben"].pk]
+    # «¿Quién empieza?» decided by the app's dice, each player's shown.
+    rolled = order_query(ids, "digital", rolled=who_starts(ids, rng=random.Random(5)))
     return {
         "olga": [
             "/",
@@ -109,6 +115,7 @@ def pages(world):
             "/tarjetas/nueva/?modo=digital",
             f"/tarjetas/nueva/orden/?p={ana.pk}&p={world['ben'].pk}&modo=digital",
             f"/tarjetas/nueva/orden/?p={ana.pk}&p={world['ben'].pk}&modo=digital&s=12,12&s=20,9",
+            f"/tarjetas/nueva/orden/?{rolled}",
             f"/tarjetas/{world['digital'].pk}/",
             f"/tarjetas/{world['digital_done'].pk}/",
             "/historial/",

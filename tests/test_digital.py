@@ -1,5 +1,5 @@
 """Digital play: the server's dice (scorecards.dice), a turn's rolls and box
-(services.turn_roll, services.turn_score), who may play it, the game that finalizes
+(turns.turn_roll, turns.turn_score), who may play it, the game that finalizes
 itself, the rolls the database keeps append-only, and the card page that plays it."""
 
 import random
@@ -14,7 +14,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from scorecards import dice, rules, services
+from scorecards import dice, rules, services, turns
 from scorecards.labels import BONUS_BOX
 from scorecards.models import Change, Roll, Scorecard, Seat
 from scorecards.rules import Category
@@ -60,7 +60,7 @@ def roll(card, author, keep=(), *, shown=None, version=None):
     current = now(card)
     if shown is None:
         shown = current.turn_rolls[-1][0] if current.turn_rolls else ""
-    return services.turn_roll(
+    return turns.turn_roll(
         scorecard_id=card.pk,
         author=author,
         version=current.version if version is None else version,
@@ -70,7 +70,7 @@ def roll(card, author, keep=(), *, shown=None, version=None):
 
 
 def score(card, author, box, *, version=None):
-    return services.turn_score(
+    return turns.turn_score(
         scorecard_id=card.pk,
         author=author,
         version=now(card).version if version is None else version,
@@ -411,7 +411,7 @@ def test_a_turn_without_a_version_is_refused(scripted, digital, ana, version):
     before = state(digital)
     message = "No sabemos qué tirada estás viendo: recarga la tarjeta."
     refused(
-        lambda: services.turn_roll(
+        lambda: turns.turn_roll(
             scorecard_id=digital.pk, author=ana, version=version, shown="", keep=[]
         ),
         400,
@@ -421,7 +421,7 @@ def test_a_turn_without_a_version_is_refused(scripted, digital, ana, version):
     roll(digital, ana)
     before = state(digital)
     refused(
-        lambda: services.turn_score(
+        lambda: turns.turn_score(
             scorecard_id=digital.pk, author=ana, version=version, box="chance"
         ),
         400,
@@ -856,6 +856,47 @@ def test_the_player_chooses_among_the_free_boxes(scripted, ana_client, digital, 
     assert response.status_code == 200
     assert response["HX-Reswap"] == "none"
     assert seat_of(digital, ana).full_house == 25
+
+
+def test_the_boxes_the_dice_score_in_come_first_and_those_to_scratch_apart(
+    scripted, ana_client, digital, organizer, ana
+):
+    queue("66655")
+    turn = turn_section(roll_view(ana_client, digital).text)
+    scoring, scratching = turn.split('<details class="scratch-choices">')
+    offered = r'name="casilla" value="(\w+)" required'
+    # Each group in the card's order; the scratches folded, under a summary saying so.
+    assert re.findall(offered, scoring) == [
+        "fives",
+        "sixes",
+        "three_of_a_kind",
+        "full_house",
+        "chance",
+    ]
+    assert re.findall(offered, scratching) == [
+        "ones",
+        "twos",
+        "threes",
+        "fours",
+        "four_of_a_kind",
+        "small_straight",
+        "large_straight",
+        "yahtzee",
+    ]
+    assert "<summary>Tachar una casilla (0 puntos)</summary>" in scratching
+    assert re.findall(r'<strong class="choice-score">(\d+)</strong>', scratching) == ["0"] * 8
+    # One radio group, with its legend, and «Anotar» on its bar after it.
+    assert scoring.count("<fieldset>") == 1
+    assert "</fieldset>" in scratching
+    assert '<div class="score-bar"><button type="submit">' in scratching
+    # Dice that score nowhere: the scratches are the list, open.
+    alone = digital_card(organizer, [ana])
+    Seat.objects.filter(scorecard=alone).update(**full_card(ones=None, yahtzee=None))
+    queue("23456")
+    turn = turn_section(roll_view(ana_client, alone).text)
+    assert '<details class="scratch-choices" open>' in turn
+    assert '<ul class="choices"' in turn.split("<details")[1]
+    assert re.findall(offered, turn) == ["ones", "yahtzee"]
 
 
 def test_a_roll_without_htmx_goes_back_to_the_card(scripted, ana_client, digital):

@@ -134,12 +134,50 @@ def _score(page, box, points):
     choice = _choice(page, box)
     expect(choice.locator(".choice-score")).to_have_text(str(points))
     if points == 0:
-        # Before confirming, the list says the box is scratched.
-        expect(choice.locator("small")).to_have_text("no vale con estos dados: anotarás 0")
-        expect(choice.locator("small")).to_be_visible()
+        # A box the dice only scratch is folded apart, under a summary that says so.
+        scratches = page.locator("#turn .scratch-choices")
+        expect(scratches.locator("summary")).to_have_text("Tachar una casilla (0 puntos)")
+        if scratches.get_attribute("open") is None:
+            expect(choice).to_be_hidden()
+            scratches.locator("summary").click()
+        expect(choice).to_be_visible()
     choice.locator("label").click()
     assert choice.locator("input").is_checked()
     page.get_by_role("button", name="Anotar").click()
+
+
+def _boxes_clear_of_the_bar(page):
+    """The boxes the dice score in first, those they only scratch folded apart; opened, a
+    keyboard goes through every box, and none of them is ever under «Anotar»'s sticky bar,
+    which stays in sight."""
+    scoring = page.locator("#turn .score-form fieldset > .choices input")
+    expect(scoring.first).to_be_visible()
+    assert all(int(score) > 0 for score in scoring.locator("xpath=../strong").all_inner_texts())
+    scratches = page.locator("#turn .scratch-choices")
+    expect(scratches.locator(".choices")).to_be_hidden()
+    _shot(page, "digital-boxes-360.png")
+    scratches.locator("summary").click()
+    radios = page.locator("#turn .score-form input[type=radio]")
+    radios.first.focus()
+    for step in range(radios.count()):
+        if step:
+            page.keyboard.press("ArrowDown")
+        spot = page.evaluate(
+            """() => {
+            const label = document.activeElement.closest('label').getBoundingClientRect();
+            const bar = document.querySelector('#turn .score-bar').getBoundingClientRect();
+            const hit = document.elementFromPoint(label.x + 8, label.y + label.height / 2);
+            return {top: label.top, bottom: label.bottom, bar: bar.top, barEnd: bar.bottom,
+                    height: window.innerHeight, hit: !!hit && hit.closest('label') !== null};
+        }"""
+        )
+        assert spot["top"] >= 0, (step, spot)
+        assert spot["bottom"] <= spot["bar"], (step, spot)
+        assert spot["barEnd"] <= spot["height"], (step, spot)
+        assert spot["hit"], (step, spot)
+    expect(radios.last).to_be_focused()
+    expect(page.get_by_role("button", name="Anotar")).to_be_in_viewport()
+    _shot(page, "digital-boxes-open-360.png")
 
 
 def _first_turn_with_a_hold(ana, ben):
@@ -153,6 +191,10 @@ def _first_turn_with_a_hold(ana, ben):
         held = ana.get_by_role("button", name=f"Dado {position}: 2, guardado", exact=True)
         expect(held).to_have_attribute("aria-pressed", "true")
     assert ana.locator("#turn button.die[aria-pressed=false]").count() == 3
+    # Ben's phone shows them held before Ana rolls again (here by its poll, every 2 s).
+    for position in (1, 2):
+        held = ben.get_by_role("img", name=f"Dado {position}: 2, guardado", exact=True)
+        expect(held).to_be_visible(timeout=4000)
     _fits_a_phone(ana)
     # Thirteen boxes outgrow the screen, but «Anotar» is in reach without scrolling.
     assert ana.locator("#turn .choices li").count() == 13
@@ -171,6 +213,7 @@ def _first_turn_with_a_hold(ana, ben):
     assert menu["y"] + menu["height"] <= links_end["y"]
     _shot(ana, "digital-held-320.png")
     ana.set_viewport_size({"width": 360, "height": 740})
+    _boxes_clear_of_the_bar(ana)
 
     # Ben watches, and his phone has no «Tirar»: it follows Ana's dice without reloading.
     ben.evaluate("() => { window.sameDocument = true; }")
@@ -248,7 +291,18 @@ def test_two_phones_play_a_whole_digital_game(phone, ana, ben, scripted):
     expect(ana_page.get_by_role("status")).to_have_text(
         "Empieza Ana y el turno sigue alrededor de la mesa."
     )
-    expect(ana_page.locator(".who-rolled")).to_contain_text("Ana: 29 · Ben: 9")
+    # The dice each rolled, beside their sum, read out one by one.
+    rolled = ana_page.locator(".who-rolled li")
+    expect(rolled).to_have_text(["Ana: 6 6 5 6 6, suma 29", "Ben: 1 2 3 1 2, suma 9"])
+    expect(ana_page.locator(".who-rolled .rolled")).to_match_aria_snapshot(
+        '- list:\n  - listitem:\n    - strong: "Ana: 6 6 5 6 6, suma 29"\n'
+        '  - listitem: "Ben: 1 2 3 1 2, suma 9"'
+    )
+    expect(rolled.first.locator(".mini-die")).to_have_count(5)
+    assert ana_page.evaluate(
+        "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+    )
+    _shot(ana_page, "digital-who-starts-360.png")
     assert scripted == []
     ana_page.get_by_role("button", name="Crear tarjeta").click()
     ana_page.wait_for_url(re.compile(r"/tarjetas/\d+/$"))

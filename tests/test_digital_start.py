@@ -9,10 +9,18 @@ import pytest
 from django.core import signing
 from django.urls import reverse
 
+from scorecards.dice import WHO_STARTS_SALT
 from scorecards.models import Scorecard
 from tests.screens import seen
 
 pytestmark = pytest.mark.django_db
+
+
+def _who_rolled(html) -> list[str]:
+    """«¿Quién empieza?» as it is read: each round's name, then each player's line."""
+    section = re.search(r'<section class="who-rolled".*?</section>', html, re.S)[0]
+    lines = re.findall(r'<(?:p class="round-name"|li[^>]*)>(.*?)</(?:p|li)>', section, re.S)
+    return [re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", line)).strip() for line in lines]
 
 
 def _radio(text, value):
@@ -60,9 +68,22 @@ def test_the_app_rolls_who_starts_and_only_the_tied_roll_again(
     # The result lives in the address: reloading it rolls nothing (scripted is empty).
     text = org_client.get(response.url).text
     assert "Empieza <bdi>Carla</bdi>" in text
-    assert "Todos:" in text
-    assert "Desempate:" in text
-    assert "<strong><bdi>Carla</bdi>: 25</strong>" in text
+    # Each player's dice beside their sum, read out one by one; the best of each round
+    # in bold.
+    assert _who_rolled(text) == [
+        "Todos:",
+        "Ana: 3 3 3 3 3, suma 15",
+        "Ben: 4 4 4 4 4, suma 20",
+        "Carla: 4 4 4 4 4, suma 20",
+        "Desempate:",
+        "Ben: 2 2 2 3 3, suma 12",
+        "Carla: 5 5 5 5 5, suma 25",
+    ]
+    assert text.count('<li class="best"><strong>') == 3
+    assert (
+        '<span class="mini-dice"><span class="mini-die">2</span> <span class="mini-die">2</span>'
+        in text
+    )
     # The table turns to start at Carla, and the card is created digital in that order.
     assert re.findall(r'name="p" value="(\d+)"', text)[:3] == [
         str(carla.pk),
@@ -181,8 +202,8 @@ def test_the_seating_links_keep_the_result_the_app_rolled(org_client, ana, ben, 
     down = re.search(r'href="\?([^"]*)" aria-label="Bajar a \u2068Ana\u2069"', text).group(1)
     text = org_client.get(reverse("scorecard_order") + "?" + down.replace("&amp;", "&")).text
     assert "Empieza <bdi>Carla</bdi>" in text
-    assert "<strong><bdi>Carla</bdi>: 25</strong>" in text
-    assert "<bdi>Ana</bdi>: 15" in text
+    assert "Carla: 5 5 5 5 5, suma 25" in _who_rolled(text)
+    assert "Ana: 3 3 3 3 3, suma 15" in _who_rolled(text)
     assert re.findall(r'name="p" value="(\d+)"', text)[:3] == [
         str(carla.pk),
         str(ben.pk),
@@ -226,7 +247,7 @@ def test_tampered_signed_rolls_are_refused(org_client, ana, ben, scripted):
     assert "Empieza <bdi>Ben</bdi>" in _order(org_client, [ana, ben], tiradas=signed).text
     payload, signature = signed.rsplit(":", 1)
     rolled = json.loads(signing.b64_decode(payload.encode()))
-    assert rolled == [[ana.pk, ben.pk], ["15,20"]]
+    assert rolled == [[ana.pk, ben.pk], ["33333,44444"]]
     other = signing.b64_encode(json.dumps([[ana.pk, ben.pk], ["30,5"]]).encode()).decode()
     flipped = signature[:-1] + ("A" if signature[-1] != "A" else "B")
     unsalted = signing.Signer().sign_object([[ana.pk, ben.pk], ["30,5"]])
@@ -249,3 +270,21 @@ def test_signed_rolls_are_refused_for_other_players(org_client, ana, ben, carla,
 )
 def test_junk_signed_rolls_are_refused_not_a_500(org_client, ana, ben, junk):
     _refused(_order(org_client, [ana, ben], tiradas=junk), FORGED, [ana, ben])
+
+
+def test_the_dice_that_decided_are_said_in_english_too(org_client, ana, ben, scripted):
+    url, _signed = _roll_who_starts(org_client, scripted, [ana, ben])
+    org_client.cookies["django_language"] = "en"
+    text = org_client.get(url).text
+    assert "<bdi>Ben</bdi> starts and the turn goes around the table." in text
+    assert _who_rolled(text) == ["Ana: 3 3 3 3 3, sum 15", "Ben: 4 4 4 4 4, sum 20"]
+
+
+def test_an_address_signed_with_the_sums_alone_still_says_who_starts(org_client, ana, ben):
+    """Before the dice were kept in `tiradas`, its rounds were sums: such an address, kept in
+    a browser's history, still decides, and shows the sums."""
+    signed = signing.Signer(salt=WHO_STARTS_SALT).sign_object([[ana.pk, ben.pk], ["15,20"]])
+    text = _order(org_client, [ana, ben], tiradas=signed).text
+    assert "Empieza <bdi>Ben</bdi>" in text
+    assert "<bdi>Ana</bdi>: 15 · <strong><bdi>Ben</bdi>: 20</strong>" in text
+    assert "mini-die" not in text

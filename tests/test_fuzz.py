@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from accounts.names import fold, hidden_characters
-from scorecards import rules, services
+from scorecards import rules, services, turns
 from scorecards.labels import BONUS_BOX
 from scorecards.models import Change, Roll, Scorecard, Seat
 from scorecards.rules import Category
@@ -1054,9 +1054,9 @@ def play_turn(card, author, box, faces):
     """A whole turn through the services: one roll of faces, then box."""
     Scripted.faces[:] = faces
     card.refresh_from_db()
-    services.turn_roll(scorecard_id=card.pk, author=author, version=card.version, shown="", keep=[])
+    turns.turn_roll(scorecard_id=card.pk, author=author, version=card.version, shown="", keep=[])
     card.refresh_from_db()
-    return services.turn_score(
+    return turns.turn_score(
         scorecard_id=card.pk, author=author, version=card.version, box=box
     ).scorecard
 
@@ -1109,7 +1109,7 @@ def rolled_before(world, data, card, times):
         return
     for _ in range(data.draw(times, label="rolls before")):
         Scripted.faces[:] = data.draw(FACES, label="dice before")
-        services.turn_roll(
+        turns.turn_roll(
             scorecard_id=card.pk,
             author=world.actors["organizer"],
             version=card.version,
@@ -1316,14 +1316,100 @@ def test_rolls_survive_hostile_data(play, data):
         faces = "".join(
             previous[p - 1] if p in kept else str(rolled.pop(0)) for p in range(1, rules.DICE + 1)
         )
+        # The dice kept stay held for the next roll (nothing was held before it).
+        held = {("scorecard", card.pk, "turn_held")} if kept else set()
         assert diff(before, after) == {
             ("scorecard", card.pk, "version"),
             ("scorecard", card.pk, "turn_rolls"),
+            *held,
         }
         now = after["scorecard"][card.pk]
         assert now["version"] == card.version + 1
         assert now["turn_rolls"][:-1] == card.turn_rolls
         assert now["turn_rolls"][-1][:2] == [faces, "".join(str(p) for p in sorted(kept))]
+        assert now["turn_held"] == now["turn_rolls"][-1][1]
+
+
+def hold_outcome(world, user, card, version, shown, keep):
+    """The positions held; TurnRefusal when the hold must be refused."""
+    turn_outcome(world, user, card, version)
+    held = set()
+    for raw in keep:
+        text = raw.strip()
+        if not (len(text) == 1 and text in "12345"):
+            raise TurnRefusal(400, "malformed held dice")
+        held.add(int(text))
+    if not card.turn_rolls:
+        raise TurnRefusal(409, "no roll yet")
+    if len(card.turn_rolls) >= rules.ROLLS:
+        raise TurnRefusal(409, "no roll left")
+    if (shown or "").strip() != shown_dice(card):
+        raise TurnRefusal(409, "other dice")
+    return held
+
+
+@fuzz(100)
+@given(data=st.data())
+def test_holds_survive_hostile_data(play, data):
+    world = play
+    with rolled_back():
+        actor = data.draw(TURN_ACTOR, label="actor")
+        user = world.actors[actor]
+        pk_text, card = turn_card(world, data)
+        rolled_before(world, data, card, usually(st.integers(0, 2), st.just(rules.ROLLS)))
+        previous = shown_dice(card) if card else ""
+        fields = {
+            "version": version_sent(data, card),
+            "dados": data.draw(
+                usually(st.just(previous), sent(st.sampled_from(["", "12345"]) | JUNK)),
+                label="dados",
+            ),
+            "guardar": kept_sent(data, previous),
+            **data.draw(extras("version", "dados", "guardar"), label="extra"),
+        }
+        htmx = data.draw(st.booleans(), label="htmx")
+        encoding = data.draw(TURN_ENCODINGS, label="encoding")
+        got = form(fields, encoding)
+        try:
+            if user is None:
+                raise TurnRefusal(404, "anonymous")
+            held = hold_outcome(
+                world,
+                user,
+                card,
+                last(got.get("version")),
+                last(got.get("dados")),
+                getlist(got.get("guardar")),
+            )
+            hypothesis.event("accepted")
+        except TurnRefusal as refusal:
+            hypothesis.event(f"refused: {refusal}")
+            held = refusal
+        url = f"/tarjetas/{quote(pk_text, safe='')}/guardar/"
+        before = snapshot()
+        response = post(world.clients[actor], url, fields, htmx=htmx, encoding=encoding)
+        after = snapshot()
+
+        if isinstance(held, TurnRefusal):
+            resolves = url_int(pk_text) is not None
+            check_turn_refusal(response, actor, held, htmx=htmx, resolves=resolves, card=card)
+            assert after == before
+            return
+        assert not refused(response)
+        positions = "".join(str(p) for p in sorted(held))
+        if positions == card.turn_held:
+            # Held already: nothing moves, and the page has nothing to swap.
+            assert response.status_code == (204 if htmx else 302)
+            assert after == before
+            return
+        assert response.status_code == (200 if htmx else 302)
+        assert diff(before, after) == {
+            ("scorecard", card.pk, "version"),
+            ("scorecard", card.pk, "turn_held"),
+        }
+        now = after["scorecard"][card.pk]
+        assert (now["version"], now["turn_held"]) == (card.version + 1, positions)
+        assert now["turn_rolls"] == card.turn_rolls
 
 
 @fuzz(150)

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import translation
 
 from scorecards import live as stream_hub
-from scorecards import services, sheets
+from scorecards import services, sheets, turns
 from scorecards.labels import BONUS_BOX
 from scorecards.models import Scorecard
 from tests.factories import UserFactory, fill, make_scorecard, seat_of
@@ -564,7 +564,7 @@ def test_a_claim_whose_render_never_comes_is_waited_for_a_moment_only(card, monk
 def test_a_stream_brings_a_digital_turns_forms_too(organizer, ana, ben, scripted):
     card = services.scorecard_create(organizer=organizer, players=[ana, ben], mode="digital")
     scripted += [1, 2, 3, 4, 5]
-    services.turn_roll(scorecard_id=card.pk, author=ana, version="0", shown="", keep=[])
+    turns.turn_roll(scorecard_id=card.pk, author=ana, version="0", shown="", keep=[])
     fields = Scorecard.objects.filter(pk=card.pk).values(*sheets.CARD_FIELDS)[0]
     with translation.override("es"):
         version, html = sheets.stream_patch(fields, 0)
@@ -575,12 +575,12 @@ def test_a_stream_brings_a_digital_turns_forms_too(organizer, ana, ben, scripted
         organizer: Viewer(me=str(organizer.pk), manager=True, part=True, every_turn=True),
         ben: Viewer(me=str(ben.pk), manager=False, part=True, every_turn=False),
     }
-    turns = {user: seen(html, viewer) for user, viewer in viewers.items()}
-    assert re.search(r'id="roll-button"><span class="only-mine">Tirar</span>', turns[ana])
-    assert "Tirar por <bdi>Ana</bdi>" not in turns[ana]
-    assert "Tirar por <bdi>Ana</bdi>" in turns[organizer]
-    assert 'class="roll-form"' not in turns[ben]
-    assert turns[ben].count('class="die"') == 5
+    screens = {user: seen(html, viewer) for user, viewer in viewers.items()}
+    assert re.search(r'id="roll-button"><span class="only-mine">Tirar</span>', screens[ana])
+    assert "Tirar por <bdi>Ana</bdi>" not in screens[ana]
+    assert "Tirar por <bdi>Ana</bdi>" in screens[organizer]
+    assert 'class="roll-form"' not in screens[ben]
+    assert screens[ben].count('class="die"') == 5
     # No CSRF token in it: htmx sends the page's.
     assert "csrfmiddlewaretoken" not in html
     # A card gone (discarded): nothing to share; the poll says it is gone.
@@ -594,7 +594,7 @@ def test_a_digital_turns_forms_come_without_a_token_and_htmx_sends_the_pages(
 ):
     card = services.scorecard_create(organizer=organizer, players=[ana, ben], mode="digital")
     scripted += [1, 2, 3, 4, 5]
-    services.turn_roll(scorecard_id=card.pk, author=ana, version="0", shown="", keep=[])
+    turns.turn_roll(scorecard_id=card.pk, author=ana, version="0", shown="", keep=[])
     phones = {}
     for name, who in (("ana", ana), ("ana again", ana), ("olga", organizer), ("ben", ben)):
         phones[name] = Client(enforce_csrf_checks=True)

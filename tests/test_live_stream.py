@@ -91,7 +91,7 @@ print(json.dumps({"card": card.pk}))
 ROLL = """
 import sys
 from scorecards.models import Scorecard
-from scorecards.services import turn_roll
+from scorecards.turns import turn_roll
 card = Scorecard.objects.get(pk=int(sys.argv[1]))
 turn_roll(scorecard_id=card.pk, author=card.seats.order_by("order")[0].player, version="0",
           shown="", keep=[])

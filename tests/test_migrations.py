@@ -1,8 +1,9 @@
 """Migration 0006 moves every change's items into the change's row, and back again;
 0007 moves the seat's checks into domains on PostgreSQL and 0009 puts them back on the table;
 0011's triggers look at every card a seat or a roll belongs to; 0012 and 0013 leave them as
-they are; accounts 0003 adds «Juega» without taking anyone out of the game.
-scorecards.triggers.CURRENT is what they leave."""
+they are, and 0014 keeps them through SQLite's rebuilds of the card's table; accounts 0003
+adds «Juega» without taking anyone out of the game. scorecards.triggers.CURRENT is what they
+leave."""
 
 import io
 import json
@@ -441,6 +442,36 @@ def test_0013_keeps_the_triggers_and_the_change_log_both_ways(two_games):
         assert "scorecards_change.key" in message or "change_key_once" in message
         transaction.set_rollback(True)
     assert rows("SELECT count(*) FROM scorecards_change") == [(2,)]
+
+
+HELD = [("scorecards", "0014_turn_held")]
+
+
+def test_0014_holds_what_each_turn_in_progress_kept_and_keeps_the_triggers(two_games):
+    """SQLite rebuilds the card's table to add the column, and again to take it away: the
+    finalized game is protected all along, and a turn in progress holds what its last
+    roll kept."""
+    done, playing = two_games["done"], two_games["playing"]
+    migrate(KEYED)
+    at_0013 = trigger_definitions()
+    at = "2026-11-29T21:00:00+00:00"
+    turn = json.dumps([["31456", "", at], ["32256", "14", at]])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE scorecards_scorecard SET mode = 'digital', turn_rolls = %s WHERE id = %s",
+            [turn, playing["scorecard"]],
+        )
+    for target in (HELD, KEYED, HELD):
+        migrate(target)
+        assert trigger_definitions() == at_0013
+        assert "finalized" in (
+            refusal("UPDATE scorecards_seat SET ones = 1 WHERE id = %s", [done["seat"]]) or ""
+        )
+        assert taken("UPDATE scorecards_seat SET ones = 1 WHERE id = %s", [playing["seat"]])
+    assert rows("SELECT id, turn_held FROM scorecards_scorecard ORDER BY id") == [
+        (done["scorecard"], ""),
+        (playing["scorecard"], "14"),
+    ]
 
 
 def trigger_definitions() -> list:

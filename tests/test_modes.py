@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from scorecards import rules, services, stats
+from scorecards import rules, services, stats, turns
 from scorecards.models import Roll, Scorecard, Seat
 from scorecards.rules import Category
 from tests.dice import Scripted
@@ -229,7 +229,7 @@ def turn(card, author, box, *rolls):
     positions kept before it, then the box. Returns the card after the turn."""
     for faces, keep in rolls:
         Scripted.faces[:] = faces
-        card = services.turn_roll(
+        card = turns.turn_roll(
             scorecard_id=card.pk,
             author=author,
             version=str(card.version),
@@ -237,7 +237,7 @@ def turn(card, author, box, *rolls):
             keep=[str(position) for position in keep],
         ).scorecard
         assert Scripted.faces == []
-    return services.turn_score(
+    return turns.turn_score(
         scorecard_id=card.pk, author=author, version=str(card.version), box=box
     ).scorecard
 
@@ -248,7 +248,7 @@ def test_the_json_of_a_digital_game_has_its_mode_and_every_roll(scripted, ana_cl
     card = turn(card, ben, "yahtzee", ([6, 6, 6, 6, 6], []))
     # Ana's second turn is in progress: its roll is not a Roll yet.
     Scripted.faces[:] = [1, 1, 2, 2, 3]
-    card = services.turn_roll(
+    card = turns.turn_roll(
         scorecard_id=card.pk, author=ana, version=str(card.version), shown="", keep=[]
     ).scorecard
     assert card.turn_rolls[0][0] == "11223"

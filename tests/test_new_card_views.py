@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from scorecards import services
+from scorecards import services, turns
 from scorecards.models import Scorecard
 from tests.factories import UserFactory, fill
 from tests.screens import HTMX, finalize
@@ -363,7 +363,7 @@ def test_no_question_for_a_card_that_is_not_the_same_unstarted_game(
 def test_a_digital_card_with_a_roll_has_started(org_client, ana, ben):
     create(org_client, [ana, ben], _order_token(org_client, ana, ben), modo="digital")
     card = Scorecard.objects.get()
-    services.turn_roll(scorecard_id=card.pk, author=ana, version=card.version, shown="", keep=[])
+    turns.turn_roll(scorecard_id=card.pk, author=ana, version=card.version, shown="", keep=[])
     response = create(org_client, [ana, ben], "", modo="digital")
     assert response.status_code == 302
     assert Scorecard.objects.count() == 2

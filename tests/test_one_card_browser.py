@@ -241,3 +241,94 @@ def test_deshacer_says_what_it_undid_beside_it(phones):
     olga.get_by_role("link", name="Doses — Ana: sin anotar").click()
     olga.locator('#picker button[name="value"][value="4"]').click()
     expect(olga.locator("#undo-status")).to_have_text("")
+
+
+# The delivery budget for a tap to show on the other phones: the stream's tick (a quarter
+# of a second, scorecards.live.EVERY), the write and the swap, with room for a busy machine.
+HOLD_SEEN_WITHIN = 1.2
+
+
+def watch_pressed(page):
+    """Record every change of the turn's dice as this page shows them, and mark the dice
+    themselves: a tap's own answer, or the stream, must neither put a state back nor
+    replace them."""
+    page.evaluate(
+        """() => {
+        window.pressed = [];
+        document.querySelectorAll('#turn button.die').forEach(die => {
+            die.dataset.tapped = 'here';
+            new MutationObserver(() => window.pressed.push(
+                die.id + '=' + die.getAttribute('aria-pressed'))
+            ).observe(die, {attributes: true, attributeFilter: ['aria-pressed']});
+        });
+    }"""
+    )
+
+
+def held_for(page):
+    return page.locator('#turn button.die[aria-pressed="true"]').evaluate_all(
+        "dice => dice.map(d => d.id.slice(4)).join('')"
+    )
+
+
+def test_a_watcher_sees_the_dice_held_as_the_player_taps_them(phones):
+    ana, ben = phones("ana", "digital"), phones("ben", "digital")
+    ana.get_by_role("button", name="Tirar", exact=True).click()
+    expect(ana.locator("#roll-count")).to_contain_text("Tirada 1 de 3")
+    faces = ana.locator("#turn button.die").all_inner_texts()
+    watched = ben.locator("#watched-dice .die")
+    expect(watched).to_have_text(faces, timeout=3000)
+    expect(ben.locator("#watched-dice .die.held")).to_have_count(0)
+
+    # One tap: Ben's phone shows the die held, by its look and by its name.
+    started = time.monotonic()
+    ana.locator("#die-1").click()
+    held = ben.get_by_role("img", name=f"Dado 1: {faces[0]}, guardado", exact=True)
+    expect(held).to_be_visible(timeout=HOLD_SEEN_WITHIN * 1000)
+    seen_after = time.monotonic() - started
+    expect(held).to_have_class("die held")
+    assert seen_after < HOLD_SEEN_WITHIN, seen_after
+    print(f"a hold seen on the watcher's phone in {seen_after * 1000:.0f} ms")
+    ARTIFACTS.mkdir(exist_ok=True)
+    ben.locator("#turn").scroll_into_view_if_needed()
+    ben.screenshot(path=ARTIFACTS / "one-card-digital-watcher-held-360.png")
+
+    # Rapid taps on a slow network, each sent before the one before is answered: Ana's
+    # dice show every tap at once and nothing else, and the last taps are what is held.
+    cdp = ana.context.new_cdp_session(ana)
+    cdp.send("Network.enable")
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 400, "downloadThroughput": -1, "uploadThroughput": -1},
+    )
+    watch_pressed(ana)
+    for position in (2, 3, 2, 4):
+        ana.locator(f"#die-{position}").click()
+    assert held_for(ana) == "134"
+    for position in (1, 3, 4):
+        expect(
+            ben.get_by_role("img", name=re.compile(rf"^Dado {position}: \d, guardado$"))
+        ).to_be_visible(timeout=4000)
+    expect(ben.locator("#watched-dice .die.held")).to_have_count(3)
+    ana.wait_for_timeout(500)  # every answer is back
+    assert ana.evaluate("() => window.pressed") == [
+        "die-2=true",
+        "die-3=true",
+        "die-2=false",
+        "die-4=true",
+    ]
+    assert ana.locator('#turn button.die[data-tapped="here"]').count() == 5
+    assert held_for(ana) == "134"
+
+    # A tap and «Tirar» at once: the roll waits for the hold, is not refused, and keeps
+    # the four dice tapped.
+    ana.locator("#die-5").click()
+    ana.get_by_role("button", name="Tirar", exact=True).click()
+    expect(ana.locator("#roll-count")).to_contain_text("Tirada 2 de 3", timeout=5000)
+    expect(ana.locator("#sheet-alert")).to_be_empty()
+    expect(ana.locator("#net-error")).to_be_hidden()
+    kept = [faces[0], *faces[2:]]
+    assert held_for(ana) == "1345"
+    assert [ana.locator(f"#die-{p}").inner_text() for p in (1, 3, 4, 5)] == kept
+    expect(ben.locator("#roll-count")).to_contain_text("Tirada 2 de 3", timeout=3000)
+    expect(ben.locator("#watched-dice .die.held")).to_have_count(4)

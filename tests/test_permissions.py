@@ -10,7 +10,7 @@ from django.db import connection
 from django.test import Client
 from django.urls import NoReverseMatch, URLPattern, URLResolver, get_resolver, reverse
 
-from scorecards import services
+from scorecards import services, turns
 from scorecards.models import Change, Roll, Scorecard, Seat
 from scorecards.urls import card as card_urls
 from tests.dice import Scripted
@@ -65,8 +65,9 @@ def card_stream(role, state):
 
 
 def card_turn(role, state):
-    """Rolling or scoring on the matrix's card, a physical one: refused to everyone who sees
-    it, since the app rolls no physical dice (and a finalized card changes for nobody)."""
+    """Rolling, holding or scoring on the matrix's card, a physical one: refused to everyone
+    who sees it, since the app rolls no physical dice (and a finalized card changes for
+    nobody)."""
     if role in ("anonymous", "stranger"):
         return {"anonymous": LOGIN, "stranger": 404}[role]
     if state == "finalized":
@@ -136,6 +137,8 @@ EXPECTED = {
     ("discard", "POST"): card_edit(302),
     ("roll", "GET"): everyone(405),
     ("roll", "POST"): card_turn,
+    ("hold", "GET"): everyone(405),
+    ("hold", "POST"): card_turn,
     ("score", "GET"): everyone(405),
     ("score", "POST"): card_turn,
     ("history", "GET"): everyone(200),
@@ -161,6 +164,7 @@ DATA = {
     "scorecard_events": {"version": "0"},  # a page from before it
     # What a digital card's turn form sends, with the same version.
     "roll": {"version": "1", "dados": ""},
+    "hold": {"version": "1", "dados": "", "guardar": ["1"]},
     "score": {"version": "1", "casilla": "chance"},
     "login": {"username": "nadie", "password": "x"},
     "profile": {"display_name": ""},
@@ -208,6 +212,7 @@ def url_for(name, card, player):
         "finalize": {"pk": card.pk},
         "discard": {"pk": card.pk},
         "roll": {"pk": card.pk},
+        "hold": {"pk": card.pk},
         "score": {"pk": card.pk},
         "rematch": {"pk": card.pk},
         "scorecard_qr": {"pk": card.pk},
@@ -365,8 +370,8 @@ def digital_write(ok):
 
 
 def digital_turn(role, state):
-    """Rolling or scoring: the player whose turn it is and the organizer; everyone else who
-    sees the card is told whose turn it is."""
+    """Rolling, holding dice or scoring: the player whose turn it is and the organizer;
+    everyone else who sees the card is told whose turn it is."""
     if role in ("anonymous", "stranger"):
         return {"anonymous": LOGIN, "stranger": 404}[role]
     if state == "finalized":
@@ -395,6 +400,7 @@ DIGITAL = {
     ("discard", "GET"): digital_write(200),
     ("discard", "POST"): digital_write(302),
     ("roll", "POST"): digital_turn,
+    ("hold", "POST"): digital_turn,
     ("score", "POST"): digital_turn,
     ("rematch", "POST"): card_rematch,
     ("scorecard_qr", "GET"): card_view,
@@ -404,7 +410,7 @@ DIGITAL = {
 def turn_roll(card, author, keep=()):
     """Roll for the turn in progress, as its page would ask."""
     card.refresh_from_db()
-    return services.turn_roll(
+    return turns.turn_roll(
         scorecard_id=card.pk,
         author=author,
         version=str(card.version),
@@ -415,7 +421,7 @@ def turn_roll(card, author, keep=()):
 
 def turn_score(card, author, box):
     card.refresh_from_db()
-    return services.turn_score(
+    return turns.turn_score(
         scorecard_id=card.pk, author=author, version=str(card.version), box=box
     ).scorecard
 
@@ -470,6 +476,7 @@ def digital_data(name, card):
         "undo": {"version": version},
         "finalize": {"version": version},
         "roll": {"version": version, "dados": shown, "guardar": ["1"]},
+        "hold": {"version": version, "dados": shown, "guardar": ["1", "3"]},
         "score": {"version": version, "casilla": "chance"},
     }.get(name, {})
 
@@ -499,7 +506,7 @@ def test_the_digital_permission_matrix(digital, name, method, role, state):
     status = check(response, DIGITAL[name, method](role, state))
     if method == "GET" or status >= 400:
         assert snapshot() == before
-    if name not in ("roll", "score") or status != 200:
+    if name not in ("roll", "hold", "score") or status != 200:
         return
     # Played: the page gets a patch, and the card moved on by one version.
     assert response["HX-Reswap"] == "none"
@@ -509,6 +516,9 @@ def test_the_digital_permission_matrix(digital, name, method, role, state):
     if name == "roll":
         assert [faces for faces, _kept, _at in played.turn_rolls] == ["12345", "16666"]
         assert played.turn_rolls[-1][1] == "1"
+        return
+    if name == "hold":
+        assert (played.turn_rolls, played.turn_held) == (card.turn_rolls, "13")
         return
     assert played.turn_rolls == []
     assert ben.chance == 15

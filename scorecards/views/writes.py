@@ -1,5 +1,6 @@
 """The card's writes, and the pickers and confirmations that lead to them: a box, an extra
-Yahtzee, «Deshacer», a digital turn's roll and box, «Finalizar», «Descartar», «Revancha».
+Yahtzee, «Deshacer», a digital turn's roll, held dice and box, «Finalizar», «Descartar»,
+«Revancha».
 
 Each answers the page that made it with the patch everyone gets (scorecards.sheets): the
 write renders it, and the table's other phones find it in the cache.
@@ -9,14 +10,14 @@ import functools
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from accounts.names import isolate_text
-from scorecards import rules, services, sheets
+from scorecards import rules, services, sheets, turns
 from scorecards.labels import BONUS_BOX, box_name
 from scorecards.models import BOXES, Scorecard
 from scorecards.rules import Category
@@ -200,7 +201,7 @@ def undo(request, pk):
 @answers_refusals
 def roll(request, pk):
     """«Tirar»: the server rolls the dice the player does not keep."""
-    written = services.turn_roll(
+    written = turns.turn_roll(
         scorecard_id=pk,
         author=request.user,
         version=request.POST.get("version"),
@@ -213,9 +214,31 @@ def roll(request, pk):
 @login_required
 @require_POST
 @answers_refusals
+def hold(request, pk):
+    """A die tapped between two rolls: the dice held now, for the other phones to see
+    (turns.turn_hold). Its page keeps showing its own taps: the answer moves its version,
+    so that its next hold or «Tirar» is not refused for it."""
+    since = services.parse_version(request.POST.get("version"))
+    scorecard, _change = turns.turn_hold(
+        scorecard_id=pk,
+        author=request.user,
+        version=request.POST.get("version"),
+        shown=request.POST.get("dados"),
+        keep=request.POST.getlist("guardar"),
+    )
+    if not request.htmx:
+        return redirect("scorecard", pk=pk)
+    if scorecard.version == since:
+        return HttpResponse(status=204)  # held already: nothing moved
+    return patch_answer(sheets.held(scorecard), since)
+
+
+@login_required
+@require_POST
+@answers_refusals
 def score(request, pk):
     """«Anotar»: the turn ends in the box the player chose; the last one ends the game."""
-    written = services.turn_score(
+    written = turns.turn_score(
         scorecard_id=pk,
         author=request.user,
         version=request.POST.get("version"),

@@ -353,7 +353,8 @@
   });
   document.addEventListener("htmx:beforeRequest", function (event) {
     var source = event.detail.elt;
-    if (source && source.closest && source.closest("#turn")) {
+    // A die held is no move of the turn: the focus stays on the die.
+    if (source && source.closest && source.closest("#turn") && source.id !== "hold") {
       event.detail.xhr.addEventListener("loadend", function () { acted = Date.now(); });
     }
   });
@@ -382,7 +383,11 @@
   });
 
   // A die of a digital turn: tapping holds it or releases it. Its pressed state, its
-  // name and the kept position the roll sends (the hidden input after it) go together.
+  // name and the kept position the roll sends (the hidden input after it) go together,
+  // at once; then the dice held are sent (#hold), for the other phones to see, queued
+  // with «Tirar» (card.html says why). Only the taps change these dice until the next
+  // roll: a hold's answer moves the page's version and leaves them alone, and the
+  // stream's patches wait while a hold is on its way (writing).
   document.addEventListener("click", function (event) {
     var die = event.target.closest("button.die[aria-pressed]");
     if (!die || die.disabled) return;
@@ -391,6 +396,8 @@
     die.setAttribute("aria-label", die.getAttribute(held ? "data-held" : "data-free"));
     var kept = die.nextElementSibling;
     if (kept && kept.name === "guardar") kept.disabled = !held;
+    var hold = document.getElementById("hold");
+    if (hold) htmx.trigger(hold, "dice-held");
   });
 
   document.addEventListener("click", function (event) {
