@@ -219,13 +219,13 @@ def hold(request, pk):
     (turns.turn_hold). Its page keeps showing its own taps: the answer moves its version,
     so that its next hold or «Tirar» is not refused for it."""
     since = services.parse_version(request.POST.get("version"))
-    scorecard, _change = turns.turn_hold(
+    scorecard = turns.turn_hold(
         scorecard_id=pk,
         author=request.user,
         version=request.POST.get("version"),
         shown=request.POST.get("dados"),
         keep=request.POST.getlist("guardar"),
-    )
+    ).scorecard
     if not request.htmx:
         return redirect("scorecard", pk=pk)
     if scorecard.version == since:
