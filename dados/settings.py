@@ -270,7 +270,7 @@ STORAGES = {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
             if DEBUG
-            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            else "dados.storage.MinifiedStaticFilesStorage"
         )
     },
 }
