@@ -159,7 +159,7 @@ def test_the_organizers_picker_opens_with_no_request(phones):
     olga.screenshot(path=ARTIFACTS / "one-card-picker-360.png")
     # Its write is the one request.
     olga.locator('#picker button[name="value"][value="4"]').click()
-    expect(olga.get_by_role("link", name="Doses — Ana: 4")).to_be_visible()
+    expect(olga.get_by_role("link", name="Doses — Ana: 4", exact=True)).to_be_visible()
     assert [m for m, path in olga.asked[before:] if "/casilla/" in path] == ["POST"]
     expect(olga.locator("#picker-dialog")).to_be_hidden()
     # A written box opens on its value, still with no request.

@@ -155,6 +155,11 @@ EXPECTED = {
     ("rematch", "POST"): card_rematch,
     ("scorecard_qr", "GET"): card_view,
     ("scorecard_qr", "POST"): everyone(405),
+    # What a phone keeps for a reload without a network: for anyone, naming no one.
+    ("service_worker", "GET"): everyone(200, anonymous=200),
+    ("service_worker", "POST"): everyone(405, anonymous=405),
+    ("offline", "GET"): everyone(200, anonymous=200),
+    ("offline", "POST"): everyone(405, anonymous=405),
 }
 
 DATA = {

@@ -59,7 +59,7 @@ def test_blank_scratched_and_bonus_do_not_rely_on_colour(card_page):
     assert "faltan 63" in page.locator("tr.sum", has_text="Bonus superior").inner_text()
 
 
-def test_a_failed_request_says_so_and_pretends_nothing(card_page):
+def test_a_write_the_server_does_not_answer_is_kept_and_says_so(card_page):
     page = card_page
     page.route(
         "**/casilla/**",
@@ -68,26 +68,49 @@ def test_a_failed_request_says_so_and_pretends_nothing(card_page):
     page.locator('a.cell[aria-label="Cincos — Ana: sin anotar"]').click()
     page.locator("#picker-dialog[open]").wait_for()
     page.locator('#picker button[name="value"][value="15"]').click()
+    # Shown at once, marked, and kept until the server has it (the outbox).
+    page.locator('a.cell.unsent[aria-label="Cincos — Ana: 15, pendiente de enviar"]').wait_for()
+    status = page.locator("#outbox-status")
+    status.filter(has_text="Sin conexión: 1 casilla pendiente de enviar").wait_for()
+    page.unroute("**/casilla/**")
+    page.evaluate("window.dispatchEvent(new Event('online'))")
+    page.locator('a.cell[aria-label="Cincos — Ana: 15"]').wait_for()
+    assert page.locator("a.cell.unsent").count() == 0
+
+
+def test_a_failed_undo_says_so_and_pretends_nothing(card_page):
+    page = card_page
+    page.locator('a.cell[aria-label="Cincos — Ana: sin anotar"]').click()
+    page.locator('#picker button[name="value"][value="15"]').click()
+    page.locator('a.cell[aria-label="Cincos — Ana: 15"]').wait_for()
+    page.route("**/deshacer/**", lambda route: route.abort())
+    page.get_by_role("button", name="↶ Deshacer").click()
     alert = page.locator("#net-error")
     alert.wait_for()
     assert "no se ha guardado nada" in alert.inner_text()
-    assert page.locator('a.cell[aria-label="Cincos — Ana: sin anotar"]').count() == 1
+    assert page.locator('a.cell[aria-label="Cincos — Ana: 15"]').count() == 1
 
 
-def test_a_request_in_flight_marks_its_control(card_page):
+def test_a_write_on_its_way_is_marked_in_its_cell(card_page):
     page = card_page
     held = []
     page.route("**/casilla/**", lambda route: held.append(route))
-    # The picker opens from the page: nothing to wait for. Its write is marked on its way.
+    # The picker opens from the page: nothing to wait for. Its write shows at once,
+    # marked as not sent yet, while it is on its way.
     page.locator('a.cell[aria-label="Seises — Ana: sin anotar"]').click()
     page.locator("#picker-dialog[open]").wait_for()
     assert held == []
     page.locator('#picker button[name="value"][value="18"]').click()
-    page.locator("#picker form.htmx-request").wait_for(state="attached")
+    page.locator('a.cell.unsent[aria-label="Seises — Ana: 18, pendiente de enviar"]').wait_for()
+    for _ in range(100):
+        if held:
+            break
+        page.wait_for_timeout(50)
     assert len(held) == 1
     held[0].continue_()
     page.unroute("**/casilla/**")
     page.locator('a.cell[aria-label="Seises — Ana: 18"]').wait_for()
+    assert page.locator("a.cell.unsent").count() == 0
 
 
 def test_the_small_controls_are_still_44_px_tall(card_page):

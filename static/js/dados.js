@@ -6,8 +6,10 @@
   function dialog() { return document.getElementById("picker-dialog"); }
 
   // Writes on their way: while there is one, the page does not poll, so a live refresh
-  // never lands between a write and its answer.
+  // never lands between a write and its answer. Of them, those htmx sent from a form
+  // (not the outbox's, which need no form): that form must stay in the page.
   var writing = 0;
+  var formWrites = 0;
 
   function startWrite() { writing += 1; }
 
@@ -148,15 +150,19 @@
     var toPicker = source.getAttribute("hx-target") === "#picker";
     // The write's form stays in the page until its answer has been handled: an answer
     // to a form no longer in the page would be lost, and with it the page's updates.
-    if (toPicker && writing > 0) {
+    if (toPicker && formWrites > 0) {
       event.preventDefault();
       return;
     }
     if (toPicker && !source.closest("#picker")) opener = source;
     if (config.verb === "post") {
       startWrite();
+      formWrites += 1;
       // loadend: answered, failed, timed out or aborted alike.
-      event.detail.xhr.addEventListener("loadend", endWrite);
+      event.detail.xhr.addEventListener("loadend", function () {
+        formWrites = Math.max(0, formWrites - 1);
+        endWrite();
+      });
     }
     hideError();
   });
@@ -191,8 +197,8 @@
     var row = link.closest("tr");
     var d = dialog();
     if (!template || !offers || !cell || !row || !d) return false;
-    // A write from the picker still on its way must find its form in the page.
-    if (writing > 0) return true;
+    // A write htmx sent from the picker, still on its way, must find its form in the page.
+    if (formWrites > 0) return true;
     var box = row.id.replace(/^row-/, "");
     // Read once: what the boxes offer never changes while the page is open.
     if (!offers.parsed) offers.parsed = JSON.parse(offers.textContent);
