@@ -162,21 +162,31 @@ def test_a_write_whose_answer_is_lost_is_sent_again_and_taken_once(phones, site)
     assert changes(site, "physical") == 1
 
 
-def test_a_conflict_shows_both_values_and_the_organizers_choice(phones, site):
+# Ana's box, written by Olga on another device (the server's own write, as a page's).
+ELSEWHERE = """
+import sys
+from accounts.models import User
+from scorecards.services import box_write
+
+card, seat, box, value, was = sys.argv[1:]
+olga = User.objects.get(username="olga")
+box_write(scorecard_id=int(card), seat_id=int(seat), box=box, value=value, was=was, author=olga)
+"""
+
+
+def write_elsewhere(site, box, *, value, was):
     server, seeded = site
+    card, seat = str(seeded["physical"]), str(seeded["seats"]["ana"])
+    django_script(server.db, ELSEWHERE, card, seat, box, value, was)
+
+
+def test_a_conflict_shows_both_values_and_the_organizers_choice(phones, site):
     olga = phones("olga")
     olga.context.set_offline(True)
     tap(olga, "ana", "ones", 3)
     tap(olga, "ana", "twos", 6)
     # Meanwhile the box is written on another device.
-    django_script(
-        server.db,
-        "import sys\nfrom accounts.models import User\nfrom scorecards.services import box_write\n"
-        "box_write(scorecard_id=int(sys.argv[1]), seat_id=int(sys.argv[2]), box='ones', "
-        "value='4', was='', author=User.objects.get(username='olga'))",
-        str(seeded["physical"]),
-        str(seeded["seats"]["ana"]),
-    )
+    write_elsewhere(site, "ones", value="4", was="")
     olga.context.set_offline(False)
     olga.evaluate("window.dispatchEvent(new Event('online'))")
     conflict = olga.locator(".outbox-conflicts li")
@@ -195,14 +205,7 @@ def test_a_conflict_shows_both_values_and_the_organizers_choice(phones, site):
     # «Descartar» drops it: the server's value stays.
     olga.context.set_offline(True)
     tap(olga, "ana", "ones", 2)
-    django_script(
-        server.db,
-        "import sys\nfrom accounts.models import User\nfrom scorecards.services import box_write\n"
-        "box_write(scorecard_id=int(sys.argv[1]), seat_id=int(sys.argv[2]), box='ones', "
-        "value='1', was='3', author=User.objects.get(username='olga'))",
-        str(seeded["physical"]),
-        str(seeded["seats"]["ana"]),
-    )
+    write_elsewhere(site, "ones", value="1", was="3")
     olga.context.set_offline(False)
     olga.evaluate("window.dispatchEvent(new Event('online'))")
     expect(conflict).to_have_count(1)
