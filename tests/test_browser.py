@@ -242,7 +242,7 @@ def test_the_organizers_page_does_not_poll_while_a_write_is_on_its_way(phone):
         "request", lambda request: polls.append(request.url) if "/vivo/" in request.url else None
     )
     held = []
-    page.route("**/casilla/**", lambda route: held.append(route))  # hold the write
+    page.context.route("**/casilla/**", lambda route: held.append(route))  # hold the write
     page.locator('#picker button[name="value"][value="6"]').click()
     for _ in range(100):  # route handlers run while the page waits
         if held:
@@ -256,7 +256,7 @@ def test_the_organizers_page_does_not_poll_while_a_write_is_on_its_way(phone):
     page.wait_for_timeout(3500)
     assert polls  # polling goes on once the write is answered
     patched = page.evaluate(SHEET_STATE)
-    page.unroute("**/casilla/**")
+    page.context.unroute("**/casilla/**")
     page.reload()
     assert page.evaluate(SHEET_STATE) == patched
     assert page.errors == []
@@ -267,7 +267,7 @@ def test_a_tap_never_waits_for_the_write_before_it(phone):
     writes reach the server, in order, each once."""
     page = one_write_in(phone)
     held = []
-    page.route(
+    page.context.route(
         "**/casilla/**",
         lambda route: held.append(route) if route.request.method == "POST" else route.continue_(),
     )
@@ -297,7 +297,7 @@ def test_a_poll_answer_that_arrives_after_a_write_is_dropped(phone):
     """A poll sent before a write, answered after it, would put the older card back."""
     page = one_write_in(phone)
     held = []
-    page.route("**/vivo/**", lambda route: held.append(route))  # hold the next poll
+    page.context.route("**/vivo/**", lambda route: held.append(route))  # hold the next poll
     for _ in range(100):
         if held:
             break
@@ -311,7 +311,7 @@ def test_a_poll_answer_that_arrives_after_a_write_is_dropped(phone):
     page.wait_for_timeout(300)
     assert page.evaluate(SHEET_STATE) == written
     assert len(written["recent"]) == 2  # not three: the poll's entry was not added again
-    page.unroute("**/vivo/**")
+    page.context.unroute("**/vivo/**")
     page.reload()
     assert page.evaluate(SHEET_STATE) == written
     assert page.errors == []

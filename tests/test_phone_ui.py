@@ -61,7 +61,8 @@ def test_blank_scratched_and_bonus_do_not_rely_on_colour(card_page):
 
 def test_a_write_the_server_does_not_answer_is_kept_and_says_so(card_page):
     page = card_page
-    page.route(
+    # Routed on the context: a request may pass through the page's service worker.
+    page.context.route(
         "**/casilla/**",
         lambda route: route.abort() if route.request.method == "POST" else route.continue_(),
     )
@@ -72,7 +73,7 @@ def test_a_write_the_server_does_not_answer_is_kept_and_says_so(card_page):
     page.locator('a.cell.unsent[aria-label="Cincos — Ana: 15, pendiente de enviar"]').wait_for()
     status = page.locator("#outbox-status")
     status.filter(has_text="Sin conexión: 1 casilla pendiente de enviar").wait_for()
-    page.unroute("**/casilla/**")
+    page.context.unroute("**/casilla/**")
     page.evaluate("window.dispatchEvent(new Event('online'))")
     page.locator('a.cell[aria-label="Cincos — Ana: 15"]').wait_for()
     assert page.locator("a.cell.unsent").count() == 0
@@ -83,7 +84,7 @@ def test_a_failed_undo_says_so_and_pretends_nothing(card_page):
     page.locator('a.cell[aria-label="Cincos — Ana: sin anotar"]').click()
     page.locator('#picker button[name="value"][value="15"]').click()
     page.locator('a.cell[aria-label="Cincos — Ana: 15"]').wait_for()
-    page.route("**/deshacer/**", lambda route: route.abort())
+    page.context.route("**/deshacer/**", lambda route: route.abort())
     page.get_by_role("button", name="↶ Deshacer").click()
     alert = page.locator("#net-error")
     alert.wait_for()
@@ -94,7 +95,7 @@ def test_a_failed_undo_says_so_and_pretends_nothing(card_page):
 def test_a_write_on_its_way_is_marked_in_its_cell(card_page):
     page = card_page
     held = []
-    page.route("**/casilla/**", lambda route: held.append(route))
+    page.context.route("**/casilla/**", lambda route: held.append(route))
     # The picker opens from the page: nothing to wait for. Its write shows at once,
     # marked as not sent yet, while it is on its way.
     page.locator('a.cell[aria-label="Seises — Ana: sin anotar"]').click()
@@ -108,7 +109,7 @@ def test_a_write_on_its_way_is_marked_in_its_cell(card_page):
         page.wait_for_timeout(50)
     assert len(held) == 1
     held[0].continue_()
-    page.unroute("**/casilla/**")
+    page.context.unroute("**/casilla/**")
     page.locator('a.cell[aria-label="Seises — Ana: 18"]').wait_for()
     assert page.locator("a.cell.unsent").count() == 0
 
