@@ -93,10 +93,6 @@ def slow(context, page):
     return cdp
 
 
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
-
-
 def timed_tap(page, target, selector, text=None) -> float:
     page.evaluate(TIMER, [selector, text])
     page.locator(target).tap()
@@ -143,9 +139,7 @@ def main(base: str, taps: int) -> int:
             other.evaluate(SEEN, [cell, value])
             tapped = page.evaluate("() => Date.now()")
             write.append(timed_tap(page, f"{button} >> nth=0", cell, value))
-            log("online tap", cell, value)
             at = page.evaluate(SAVED, cell)
-            log("saved")
             saved.append(at - tapped)
             shown = other.evaluate("() => window.benchSeen")
             seen.append(shown - tapped)
@@ -158,7 +152,6 @@ def main(base: str, taps: int) -> int:
             cell = f'a.cell[href="{href}"]'
             timed_tap(page, cell, '#picker-dialog[open] button[name="value"]')
             value = page.locator(button).first.get_attribute("value")
-            log("offline tap", cell, value)
             offline.append(timed_tap(page, f"{button} >> nth=0", cell, value))
         back = page.evaluate("() => Date.now()")
         network.send("Network.emulateNetworkConditions", NETWORK)
