@@ -421,6 +421,9 @@
     if (!box) return;
     box.textContent = (box.getAttribute("data-" + kind) || "").replace("%(status)s", status);
     box.hidden = false;
+    // A poll that found no network only says so: the organizer may be typing a box
+    // (kept in the outbox), whose picker must stay open under their thumb.
+    if (kind === "offline-poll") return;
     // A write refused from the box's dialog: close it, or the message stays behind it.
     var d = dialog();
     if (d && d.open) d.close();
