@@ -196,18 +196,22 @@ def undo(request, pk):
     return _saved(request, written)
 
 
+def _dice_sent(request) -> dict:
+    """What the turn's dice form sends, with «Tirar» or a die held: the version and the
+    dice its page showed, and the positions it keeps."""
+    return {
+        "version": request.POST.get("version"),
+        "shown": request.POST.get("dados"),
+        "keep": request.POST.getlist("guardar"),
+    }
+
+
 @login_required
 @require_POST
 @answers_refusals
 def roll(request, pk):
     """«Tirar»: the server rolls the dice the player does not keep."""
-    written = turns.turn_roll(
-        scorecard_id=pk,
-        author=request.user,
-        version=request.POST.get("version"),
-        shown=request.POST.get("dados"),
-        keep=request.POST.getlist("guardar"),
-    )
+    written = turns.turn_roll(scorecard_id=pk, author=request.user, **_dice_sent(request))
     return _saved(request, written)
 
 
@@ -219,13 +223,8 @@ def hold(request, pk):
     (turns.turn_hold). Its page keeps showing its own taps: the answer moves its version,
     so that its next hold or «Tirar» is not refused for it."""
     since = services.parse_version(request.POST.get("version"))
-    scorecard = turns.turn_hold(
-        scorecard_id=pk,
-        author=request.user,
-        version=request.POST.get("version"),
-        shown=request.POST.get("dados"),
-        keep=request.POST.getlist("guardar"),
-    ).scorecard
+    held = turns.turn_hold(scorecard_id=pk, author=request.user, **_dice_sent(request))
+    scorecard = held.scorecard
     if not request.htmx:
         return redirect("scorecard", pk=pk)
     if scorecard.version == since:
