@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browsing import log_in
+from tests.browsing import log_in, screenshot
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.browser
@@ -73,7 +73,7 @@ def test_the_admin_can_be_tapped_on_a_phone(admin_page):
     }
     for name, url in pages.items():
         page.goto(url)
-        page.screenshot(path=ARTIFACTS / f"admin-{name}-360.png", full_page=True)
+        screenshot(page, ARTIFACTS / f"admin-{name}-360.png", full_page=True)
         assert page.locator(TAPPED).count() > 3, name
         assert small_targets(page) == [], name
     # The player's page says what the password is for, without its hash.
@@ -90,17 +90,17 @@ def test_a_club_is_imported_from_a_phone_and_its_passwords_print_alone(admin_pag
     page.get_by_role("button", name="Registrar a todos").click()
     errors = page.locator(".errorlist")
     assert "Línea 2: el usuario «ana» ya está registrado." in errors.inner_text()
-    page.screenshot(path=ARTIFACTS / "admin-import-errors-360.png", full_page=True)
+    screenshot(page, ARTIFACTS / "admin-import-errors-360.png", full_page=True)
     assert small_targets(page) == []
     page.locator("#id_text").fill("lucia,Lucía\nmarcos,Marcos Pérez\n")
     page.get_by_role("button", name="Registrar a todos").click()
     table = page.locator("table.issued-passwords")
     assert table.locator("tbody tr").count() == 2
-    page.screenshot(path=ARTIFACTS / "admin-imported-360.png", full_page=True)
+    screenshot(page, ARTIFACTS / "admin-imported-360.png", full_page=True)
     assert small_targets(page) == []
     # Printed, the page is the table: the header, the breadcrumbs and the warning are not.
     page.emulate_media(media="print")
-    page.screenshot(path=ARTIFACTS / "admin-imported-print.png", full_page=True)
+    screenshot(page, ARTIFACTS / "admin-imported-print.png", full_page=True)
     assert table.is_visible()
     for hidden in ("#header", ".breadcrumbs", ".messagelist", "#content-main > p"):
         assert page.locator(hidden).first.evaluate("e => getComputedStyle(e).visibility") == (
@@ -127,7 +127,7 @@ def test_the_players_pages_fit_a_phone_and_the_sections_open_what_they_say(admin
     for name, url in pages.items():
         page.goto(url)
         if width == 360:
-            page.screenshot(path=ARTIFACTS / f"admin-phone-{name}-360.png", full_page=True)
+            screenshot(page, ARTIFACTS / f"admin-phone-{name}-360.png", full_page=True)
         wide = page.evaluate("document.documentElement.scrollWidth")
         assert wide <= width, (name, wide)
         assert small_targets(page) == [], name
@@ -164,7 +164,7 @@ def test_the_chosen_password_shows_only_when_chosen(admin_page, width):
     page.get_by_label("Elegirla yo").check()
     assert [field.is_visible() for field in chosen.all()] == [True, True]
     if width == 360:
-        page.screenshot(path=ARTIFACTS / "admin-phone-add-chosen-360.png", full_page=True)
+        screenshot(page, ARTIFACTS / "admin-phone-add-chosen-360.png", full_page=True)
     assert small_targets(page) == []
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     page.get_by_label("Generar una contraseña temporal").check()

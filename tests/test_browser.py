@@ -8,7 +8,7 @@ import pytest
 from scorecards.labels import box_name
 from scorecards.models import Scorecard
 from scorecards.rules import Category
-from tests.browsing import log_in
+from tests.browsing import log_in, screenshot
 from tests.factories import PASSWORD, UserFactory, make_scorecard
 
 pytestmark = pytest.mark.browser
@@ -110,7 +110,7 @@ def test_the_seed_flow_on_a_phone(phone):
     table = dialog.locator("table.standings").bounding_box()
     button = dialog.get_by_role("button", name="Finalizar y guardar resultados").bounding_box()
     assert button["y"] - (table["y"] + table["height"]) >= 16, (table, button)
-    page.screenshot(path=ARTIFACTS / "finalize-confirm-390.png")
+    screenshot(page, ARTIFACTS / "finalize-confirm-390.png")
     dialog.get_by_role("button", name="Finalizar y guardar resultados").click()
     page.get_by_text("presencial").first.wait_for()
     assert page.locator(".result").inner_text() == "Gana Ana con 353"

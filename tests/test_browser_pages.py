@@ -8,7 +8,7 @@ import pytest
 from scorecards import services, turns
 from scorecards.dice import who_starts
 from scorecards.forms import order_query
-from tests.browsing import log_in
+from tests.browsing import log_in, screenshot
 from tests.factories import UserFactory, fill, finalized_games
 from tests.po import spanish_phrases
 
@@ -216,7 +216,7 @@ def test_every_page_is_clean_and_accessible(browser, server, world, scheme, view
             if viewport == "phone" and username == "olga":
                 SHOTS.mkdir(exist_ok=True)
                 name = path.strip("/").replace("/", "_").split("?")[0] or "inicio"
-                page.screenshot(path=SHOTS / f"{language}-{scheme}-{name}.png", full_page=True)
+                screenshot(page, SHOTS / f"{language}-{scheme}-{name}.png", full_page=True)
         context.close()
     assert problems == []
 

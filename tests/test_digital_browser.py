@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from scorecards.models import Roll, Scorecard
-from tests.browsing import log_in
+from tests.browsing import log_in, screenshot
 from tests.dice import Scripted
 
 pytestmark = pytest.mark.browser
@@ -79,9 +79,7 @@ def phone(browser, server):
 
 
 def _shot(page, name, **options):
-    # Playwright hides the caret with an inline style left behind as style="", which htmx
-    # then copies while settling a swap: the page's CSP refuses it, an error in the console.
-    page.screenshot(path=ARTIFACTS / name, caret="initial", **options)
+    screenshot(page, ARTIFACTS / name, **options)
 
 
 def _fits_a_phone(page):

@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from scorecards.models import Scorecard
-from tests.browsing import log_in
+from tests.browsing import log_in, screenshot
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.browser
@@ -41,11 +41,11 @@ def test_a_guest_is_added_and_plays_a_card(browser, server, javascript):
     page.get_by_role("button", name="Añadir invitado").click()
     if not javascript:
         page.wait_for_url(re.compile(r"invitado=Pepe"))
-        page.screenshot(path=str(SHOTS / "confirm.png"), full_page=True)
+        screenshot(page, str(SHOTS / "confirm.png"), full_page=True)
         assert page.get_by_text("¿Añadir a Pepe como invitado?").is_visible()
         page.get_by_role("button", name="Añadir invitado").click()
     page.get_by_text(re.compile(r"Pepe\W* juega como invitado: ya está marcado\.")).wait_for()
-    page.screenshot(path=str(SHOTS / f"added-js-{javascript}.png"), full_page=True)
+    screenshot(page, str(SHOTS / f"added-js-{javascript}.png"), full_page=True)
     assert no_sideways_scroll(page)
     pepe = get_user_model().objects.get(display_name="Pepe")
     assert page.locator(f'input[name="p"][value="{pepe.pk}"]').is_checked()
@@ -74,7 +74,7 @@ def test_a_name_like_a_players_offers_them(browser, server):
     page.get_by_role("button", name="Añadir invitado").click()
     offer = page.get_by_role("link", name="Sí, marcar a Ana García")
     offer.wait_for()
-    page.screenshot(path=str(SHOTS / "offer.png"), full_page=True)
+    screenshot(page, str(SHOTS / "offer.png"), full_page=True)
     assert no_sideways_scroll(page)
     assert page.get_by_label("Nombre del invitado").get_attribute("aria-invalid") == "true"
     offer.click()

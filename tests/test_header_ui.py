@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browsing import log_in
+from tests.browsing import log_in, screenshot
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.browser
@@ -61,7 +61,7 @@ def test_the_header_fits_a_phone_with_a_long_name(server, browser, scheme, staff
         page.set_viewport_size({"width": width, "height": 740})
         found = page.evaluate(MEASURE)
         who = "staff" if staff else "player"
-        page.screenshot(path=ARTIFACTS / f"header-{width}-{who}-{scheme}.png")
+        screenshot(page, ARTIFACTS / f"header-{width}-{who}-{scheme}.png")
         measured[width] = found["gaps"]
         assert found["links"][1:] == ["Tarjeta", "Historial", "Clasificación"], found
         assert min(found["gaps"].values()) >= 0, found
@@ -77,7 +77,7 @@ def test_the_header_fits_a_phone_with_a_long_name(server, browser, scheme, staff
         page.locator(".site-user summary").click()
         admin = page.locator(".site-user-menu .admin-link")
         assert admin.is_visible()
-        page.screenshot(path=ARTIFACTS / f"header-menu-390-staff-{scheme}.png")
+        screenshot(page, ARTIFACTS / f"header-menu-390-staff-{scheme}.png")
         box = admin.bounding_box()
         assert box["x"] >= 0
         assert box["x"] + box["width"] <= WIDTHS[-1]

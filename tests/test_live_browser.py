@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.browsing import log_in
+from tests.browsing import log_in, screenshot
 from tests.liveserver import django_script
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
@@ -109,8 +109,8 @@ def test_the_second_phone_shows_a_write_pushed_keeping_focus_and_scroll(phones):
     assert len(streams(ana)) == 1
     assert polls(ana, quiet_from) == []
     ARTIFACTS.mkdir(exist_ok=True)
-    olga.screenshot(path=ARTIFACTS / "live-physical-organizer-360.png")
-    ana.screenshot(path=ARTIFACTS / "live-physical-second-phone-360.png")
+    screenshot(olga, ARTIFACTS / "live-physical-organizer-360.png")
+    screenshot(ana, ARTIFACTS / "live-physical-second-phone-360.png")
 
 
 def test_the_second_phone_sees_the_dice_of_a_digital_roll_and_hears_them(phones):
@@ -130,8 +130,8 @@ def test_the_second_phone_sees_the_dice_of_a_digital_roll_and_hears_them(phones)
     )
     assert ben.evaluate("window.sameDocument") is True
     ARTIFACTS.mkdir(exist_ok=True)
-    ana.screenshot(path=ARTIFACTS / "live-digital-turn-player-360.png")
-    ben.screenshot(path=ARTIFACTS / "live-digital-second-phone-360.png")
+    screenshot(ana, ARTIFACTS / "live-digital-turn-player-360.png")
+    screenshot(ben, ARTIFACTS / "live-digital-second-phone-360.png")
 
 
 def test_the_next_player_plays_from_the_forms_the_stream_brought(phones):

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from scorecards import services
-from tests.browsing import log_in
+from tests.browsing import log_in, screenshot
 from tests.factories import UserFactory, finalized_games
 
 pytestmark = pytest.mark.browser
@@ -67,7 +67,7 @@ def phone(browser, server, width):
 def test_history_with_long_names_and_badges_fits_a_phone(server, browser, club, width):
     page = phone(browser, server, width)
     page.goto("/historial/")
-    page.screenshot(path=ARTIFACTS / f"history-long-names-{width}.png", full_page=True)
+    screenshot(page, ARTIFACTS / f"history-long-names-{width}.png", full_page=True)
     assert page.locator(".game .badge", has_text="organizaste").count() == 3
     fit = sideways(page)
     assert fit["page"] <= fit["inner"], fit
@@ -86,8 +86,8 @@ def test_head_to_head_with_six_rivals_fits_a_phone(server, browser, club, width)
     page.goto(f"/jugadores/{me.pk}/")
     table = page.locator("#head-to-head")
     table.scroll_into_view_if_needed()
-    page.screenshot(path=ARTIFACTS / f"head-to-head-{width}.png", full_page=True)
-    table.screenshot(path=ARTIFACTS / f"head-to-head-table-{width}.png")
+    screenshot(page, ARTIFACTS / f"head-to-head-{width}.png", full_page=True)
+    screenshot(table, ARTIFACTS / f"head-to-head-table-{width}.png")
     assert table.locator("tbody tr").count() == 6
     fit = sideways(page)
     assert fit["page"] <= fit["inner"], fit
@@ -130,7 +130,7 @@ def test_head_to_head_speaks_english_on_a_phone(server, browser, club):
 def test_the_ranking_filling_up_fits_a_phone_best_first(server, browser, club, width):
     page = phone(browser, server, width)
     page.goto("/clasificacion/")
-    page.screenshot(path=ARTIFACTS / f"ranking-filling-up-{width}.png", full_page=True)
+    screenshot(page, ARTIFACTS / f"ranking-filling-up-{width}.png", full_page=True)
     rows = page.locator(".unranked li").all_inner_texts()
     averages = [float(re.search(r"media (\d+,\d)", row)[1].replace(",", ".")) for row in rows]
     assert len(rows) == 7

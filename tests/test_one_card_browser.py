@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.browsing import log_in
+from tests.browsing import log_in, screenshot
 from tests.test_browser_pages import AXE, serious_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
@@ -105,9 +105,7 @@ def test_each_phone_shows_its_viewer_their_own_controls(phones, javascript):
         expect(olga.get_by_role("link", name="Unos — Ana: sin anotar")).to_be_visible()
     for name, page in (("organizer", olga), ("turn", ana), ("watcher", ben)):
         ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(
-            path=ARTIFACTS / f"one-card-{name}-{'js' if javascript else 'nojs'}-360.png"
-        )
+        screenshot(page, ARTIFACTS / f"one-card-{name}-{'js' if javascript else 'nojs'}-360.png")
         if javascript and AXE.exists():
             assert serious_violations(page) == []
 
@@ -156,7 +154,7 @@ def test_the_organizers_picker_opens_with_no_request(phones):
     # Nothing of the Yahtzee's or the bonus line's: Ana has no Yahtzee, and this is Doses.
     assert olga.locator("#picker .joker-offer, #picker .alert-error").count() == 0
     ARTIFACTS.mkdir(exist_ok=True)
-    olga.screenshot(path=ARTIFACTS / "one-card-picker-360.png")
+    screenshot(olga, ARTIFACTS / "one-card-picker-360.png")
     # Its write is the one request.
     olga.locator('#picker button[name="value"][value="4"]').click()
     expect(olga.get_by_role("link", name="Doses — Ana: 4", exact=True)).to_be_visible()
@@ -216,7 +214,7 @@ def test_a_digital_turn_shows_its_forms_to_whoever_plays_it(phones):
     expect(olga.get_by_role("button", name="Anotar por Ana")).to_be_visible(timeout=3000)
     expect(ana.get_by_role("button", name="Anotar", exact=True)).to_be_visible()
     for name, page in (("organizer", olga), ("turn", ana), ("watcher", ben)):
-        page.screenshot(path=ARTIFACTS / f"one-card-digital-{name}-360.png")
+        screenshot(page, ARTIFACTS / f"one-card-digital-{name}-360.png")
         if AXE.exists():
             assert serious_violations(page) == []
 
@@ -233,7 +231,7 @@ def test_deshacer_says_what_it_undid_beside_it(phones):
     button = olga.get_by_role("button", name="↶ Deshacer").bounding_box()
     box = said.bounding_box()
     assert 0 <= box["y"] - (button["y"] + button["height"]) < 120, (button, box)
-    olga.screenshot(path=ARTIFACTS / "one-card-undone-360.png")
+    screenshot(olga, ARTIFACTS / "one-card-undone-360.png")
     # Ana's phone follows the card, and the organizer's word is not hers.
     expect(ana.locator("#row-total td").first).to_have_text("0", timeout=3000)
     expect(ana.locator("#undo-status")).to_be_hidden()
@@ -291,7 +289,7 @@ def test_a_watcher_sees_the_dice_held_as_the_player_taps_them(phones):
     print(f"a hold seen on the watcher's phone in {seen_after * 1000:.0f} ms")
     ARTIFACTS.mkdir(exist_ok=True)
     ben.locator("#turn").scroll_into_view_if_needed()
-    ben.screenshot(path=ARTIFACTS / "one-card-digital-watcher-held-360.png")
+    screenshot(ben, ARTIFACTS / "one-card-digital-watcher-held-360.png")
 
     # Rapid taps on a slow network, each sent before the one before is answered: Ana's
     # dice show every tap at once and nothing else, and the last taps are what is held.

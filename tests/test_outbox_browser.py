@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
-from tests.browsing import log_in
+from tests.browsing import log_in, screenshot
 from tests.liveserver import django_script, query
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
@@ -114,13 +114,13 @@ def test_ten_boxes_entered_offline_survive_a_reload_and_are_each_taken_once(phon
         "aria-label", "Treses — Ana: 9, pendiente de enviar"
     )
     ARTIFACTS.mkdir(exist_ok=True)
-    olga.screenshot(path=ARTIFACTS / "outbox-offline-360.png", full_page=True)
+    screenshot(olga, ARTIFACTS / "outbox-offline-360.png", full_page=True)
     assert changes(site, "physical") == 0
 
     olga.reload()  # still offline: the page kept, and the writes kept over it
     expect(olga.locator("a.cell.unsent")).to_have_count(10)
     expect(cell(olga, "ben", "fives")).to_have_text("15")
-    olga.screenshot(path=ARTIFACTS / "outbox-offline-reloaded-360.png", full_page=True)
+    screenshot(olga, ARTIFACTS / "outbox-offline-reloaded-360.png", full_page=True)
 
     olga.context.set_offline(False)
     expect(olga.locator("a.cell.unsent")).to_have_count(0, timeout=10000)
@@ -195,7 +195,7 @@ def test_a_conflict_shows_both_values_and_the_organizers_choice(phones, site):
     )
     expect(cell(olga, "ana", "twos")).not_to_have_class(re.compile("unsent"), timeout=10000)
     expect(cell(olga, "ana", "ones")).to_have_text("4")
-    olga.screenshot(path=ARTIFACTS / "outbox-conflict-360.png", full_page=True)
+    screenshot(olga, ARTIFACTS / "outbox-conflict-360.png", full_page=True)
     conflict.get_by_role("button", name="Volver a anotar").click()
     expect(conflict).to_have_count(0)
     expect(cell(olga, "ana", "ones")).to_have_text("3")
@@ -293,7 +293,7 @@ def test_the_service_worker_keeps_only_the_card_pages_seen(phones, site):
     expect(
         olga.get_by_role("link", name=re.compile("Volver a intentarlo|Try again"))
     ).to_be_visible()
-    olga.screenshot(path=ARTIFACTS / "outbox-offline-page-360.png")
+    screenshot(olga, ARTIFACTS / "outbox-offline-page-360.png")
 
 
 def test_background_sync_sends_the_writes_kept_with_the_card_closed(phones, site):

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.browsing import screenshot
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.browser
@@ -58,7 +59,7 @@ def test_the_password_forms_errors_sit_under_their_fields_on_a_phone(server, bro
     page.locator("main form button[type=submit]").click()
     page.wait_for_selector("#id_new_password2_error")
     if width == 360:
-        page.screenshot(path=ARTIFACTS / "password-change-errors-360.png", full_page=True)
+        screenshot(page, ARTIFACTS / "password-change-errors-360.png", full_page=True)
     measured = page.evaluate(MEASURE)
     new, repeated = measured["fields"]["new_password1"], measured["fields"]["new_password2"]
     assert "demasiado corta" in new["errors"]["text"]

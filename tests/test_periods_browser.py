@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from tests.browsing import log_in
+from tests.browsing import log_in, screenshot
 from tests.factories import UserFactory, finalized_games
 
 pytestmark = pytest.mark.browser
@@ -43,7 +43,7 @@ def test_this_month_is_chosen_on_a_phone_and_kept_in_the_address(server, browser
     assert unranked_games(page)[0].startswith("Ben · 1 partida,")
     day = f"{first_of_month.day}/{first_of_month.month}/{first_of_month.year}"
     assert page.get_by_text(f"Solo partidas finalizadas desde el {day}.").is_visible()
-    page.screenshot(path=ARTIFACTS / "ranking-this-month-360.png", full_page=True)
+    screenshot(page, ARTIFACTS / "ranking-this-month-360.png", full_page=True)
 
     # Nothing of the filters wider than the phone, nor any control beyond its edges or
     # under a tap's height.
@@ -80,12 +80,12 @@ def test_this_month_is_chosen_on_a_phone_and_kept_in_the_address(server, browser
     alert = page.get_by_role("alert").inner_text()
     assert "«Desde» no puede ser posterior a «Hasta». Se muestran todas las fechas." in alert
     assert unranked_games(page)[0].startswith("Ben · 3 partidas")
-    page.screenshot(path=ARTIFACTS / "ranking-bad-dates-360.png", full_page=True)
+    screenshot(page, ARTIFACTS / "ranking-bad-dates-360.png", full_page=True)
 
     # The player's page has the same filters, and the same fit.
     page.get_by_role("link", name="Ana").click()
     page.get_by_role("link", name="Este año").click()
     page.wait_for_url(f"**/jugadores/{ana.pk}/?periodo=anio")
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
-    page.screenshot(path=ARTIFACTS / "player-this-year-360.png", full_page=True)
+    screenshot(page, ARTIFACTS / "player-this-year-360.png", full_page=True)
     context.close()

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from scorecards import services
-from tests.browsing import log_in
+from tests.browsing import log_in, screenshot
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.browser
@@ -64,7 +64,7 @@ def test_a_blank_box_opens_on_its_title_with_the_difference_said(server, browser
     assert details.evaluate("d => d.open") is False
     assert summary.evaluate(marker).startswith('"▸"')
     assert not page.locator("#picker .faces").is_visible()
-    page.screenshot(path=ARTIFACTS / f"picker-360-{scheme}.png")
+    screenshot(page, ARTIFACTS / f"picker-360-{scheme}.png")
     summary.click()
     assert details.evaluate("d => d.open") is True
     assert summary.evaluate(marker).startswith('"▾"')
@@ -73,7 +73,7 @@ def test_a_blank_box_opens_on_its_title_with_the_difference_said(server, browser
     page.locator('#picker a.face[aria-label="Dado 2"]').click()
     page.locator("#picker .hint", has_text="(1 de 5)").wait_for()
     assert "face" in page.evaluate("document.activeElement.className")
-    page.screenshot(path=ARTIFACTS / f"picker-360-dice-{scheme}.png")
+    screenshot(page, ARTIFACTS / f"picker-360-dice-{scheme}.png")
     context.close()
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from scorecards import services
 from scorecards.models import Scorecard
-from tests.browsing import log_in
+from tests.browsing import log_in, screenshot
 from tests.factories import UserFactory, fill
 
 pytestmark = pytest.mark.browser
@@ -49,7 +49,7 @@ def test_revancha_lands_on_the_new_card_with_the_next_player_first(browser, serv
         page.goto(f"/tarjetas/{finished.pk}/")
         button = page.get_by_role("button", name="Revancha")
         assert button.bounding_box()["height"] >= 44
-        page.screenshot(path=ARTIFACTS / "rematch-360-finished.png")
+        screenshot(page, ARTIFACTS / "rematch-360-finished.png")
         button.click()
         page.wait_for_url(re.compile(r"/tarjetas/\d+/$"))
         new = Scorecard.objects.get(rematch_of=finished)
@@ -61,7 +61,7 @@ def test_revancha_lands_on_the_new_card_with_the_next_player_first(browser, serv
         # Ana organizes it: the boxes are hers to write.
         assert page.locator('a.cell[aria-label="Unos — Ben: sin anotar"]').count() == 1
         assert _no_sideways_scroll(page)["page"] <= 360
-        page.screenshot(path=ARTIFACTS / "rematch-360-new-card.png")
+        screenshot(page, ARTIFACTS / "rematch-360-new-card.png")
     finally:
         context.close()
 
@@ -105,7 +105,7 @@ def test_the_qr_code_opens_in_place_and_fits_a_360_px_phone(
         assert address.input_value() == f"{server}/tarjetas/{card.pk}/"
         field = address.bounding_box()
         assert field["x"] + field["width"] <= 360
-        page.locator("#follow-phone").screenshot(path=ARTIFACTS / f"follow-phone-360-{scheme}.png")
+        screenshot(page.locator("#follow-phone"), ARTIFACTS / f"follow-phone-360-{scheme}.png")
         copy = page.get_by_role("button", name="Copiar")
         copy.click()
         page.get_by_role("button", name="Copiada").wait_for()

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from scorecards import services
-from tests.browsing import log_in
+from tests.browsing import log_in, screenshot
 from tests.factories import UserFactory, enter, full_card
 
 pytestmark = pytest.mark.browser
@@ -70,8 +70,8 @@ def _fits(page) -> dict:
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_six_players_fit_a_360_px_phone(server, browser, olga, scheme):
     _card, page = _table(server, browser, olga, 6, scheme=scheme)
-    page.screenshot(path=ARTIFACTS / f"table-6-players-360-{scheme}.png", full_page=True)
-    page.screenshot(path=ARTIFACTS / f"table-6-players-360-{scheme}-screen.png")
+    screenshot(page, ARTIFACTS / f"table-6-players-360-{scheme}.png", full_page=True)
+    screenshot(page, ARTIFACTS / f"table-6-players-360-{scheme}-screen.png")
     fits = _fits(page)
     assert fits["table"] <= fits["box"], fits
     assert fits["page"] <= fits["viewport"], fits
@@ -110,7 +110,7 @@ def test_six_one_word_names_of_twelve_letters_fit_the_narrowest_phones(
     server, browser, olga, width, who
 ):
     _card, page = _table(server, browser, olga, 6, who=who, names=ONE_WORD_NAMES, width=width)
-    page.screenshot(path=ARTIFACTS / f"table-6-one-word-names-{width}-{who}.png")
+    screenshot(page, ARTIFACTS / f"table-6-one-word-names-{width}-{who}.png")
     fits = _fits(page)
     assert fits["table"] <= fits["box"], fits
     assert fits["page"] <= fits["viewport"], fits
@@ -140,7 +140,7 @@ def test_a_players_read_only_card_fits_too(server, browser, olga):
     assert cell.evaluate("e => getComputedStyle(e).backgroundColor") == "rgba(0, 0, 0, 0)"
     assert page.locator(".sheet a.cell:visible").count() == 0
     assert page.locator("#turn").inner_text() == "Ronda 1 de 13 · le toca a Carlota Pére"
-    page.screenshot(path=ARTIFACTS / "table-6-players-360-player.png")
+    screenshot(page, ARTIFACTS / "table-6-players-360-player.png")
 
 
 def test_more_players_scroll_behind_an_opaque_box_column(server, browser, olga):
@@ -166,7 +166,7 @@ def test_more_players_scroll_behind_an_opaque_box_column(server, browser, olga):
     page.locator('#picker button[name="value"][value="3"]').click()
     page.locator('a.cell[aria-label="Unos — Herminia Paz: 3"]').wait_for()
     assert scroller.evaluate("e => e.scrollLeft") == left
-    page.screenshot(path=ARTIFACTS / "table-8-players-360-scrolled.png")
+    screenshot(page, ARTIFACTS / "table-8-players-360-scrolled.png")
 
 
 def test_the_card_says_whose_turn_it_is_and_follows_the_writes(server, browser, olga):
@@ -238,7 +238,7 @@ def test_finalizing_asks_first_then_announces_the_result(server, browser, olga):
     assert first > second
     rows = dialog.locator("tbody tr").all_inner_texts()
     assert rows == [f"1º\tAnabel Gómez\t{first}", f"2º\tBartolomé Ru\t{second}"]
-    page.screenshot(path=ARTIFACTS / "finalize-confirm-360.png")
+    screenshot(page, ARTIFACTS / "finalize-confirm-360.png")
     dialog.get_by_role("button", name="Finalizar y guardar resultados").click()
     result = page.locator(".result")
     result.wait_for()
@@ -246,7 +246,7 @@ def test_finalizing_asks_first_then_announces_the_result(server, browser, olga):
     card.refresh_from_db()
     assert card.is_finalized
     assert page.locator("#turn, #finalize-action, .sheet a.cell").count() == 0
-    page.screenshot(path=ARTIFACTS / "finalized-card-360.png", full_page=True)
+    screenshot(page, ARTIFACTS / "finalized-card-360.png", full_page=True)
 
 
 @pytest.mark.parametrize(("width", "where"), [(360, "menu"), (1024, "header")])

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from scorecards.models import Scorecard
-from tests.browsing import log_in
+from tests.browsing import log_in, screenshot
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.browser
@@ -41,7 +41,7 @@ def test_a_new_who_starts_for_the_same_table_asks_to_continue_or_discard(server,
     page.get_by_role("button", name="Crear tarjeta").click()
     heading = page.get_by_role("heading", name="¿Seguir con la tarjeta en juego?")
     heading.wait_for()
-    page.screenshot(path=ARTIFACTS / f"unstarted-card-question-{width}.png", full_page=True)
+    screenshot(page, ARTIFACTS / f"unstarted-card-question-{width}.png", full_page=True)
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     for control in (
         page.get_by_role("link", name="Seguir con esa tarjeta"),
