@@ -241,6 +241,31 @@ def test_another_user_on_the_same_browser_never_sends_the_first_ones_writes(phon
     expect(ana.locator(".unsent")).to_have_count(0)
 
 
+def test_without_a_network_the_alert_stays_put_while_taps_are_kept(phones, site):
+    olga = phones("olga")
+    olga.context.set_offline(True)
+    # The card's poll finds no network and says so, above the card.
+    olga.evaluate("htmx.trigger('#sheet-poll', 'card-moved', {version: 999})")
+    alert = olga.locator("#net-error")
+    expect(alert).to_have_text("Sin conexión: la tarjeta puede no estar al día.")
+    top = olga.locator("#sheet").bounding_box()["y"]
+    for box, value in (("ones", 3), ("twos", 6)):
+        tap(olga, "ana", box, value)
+        expect(cell(olga, "ana", box)).to_have_text(str(value))
+        expect(olga.locator("#outbox-status")).to_contain_text("Sin conexión")
+        # Its try to send finds no network either: the alert stays, and the card with it.
+        olga.wait_for_timeout(300)
+        expect(alert).to_be_visible()
+        assert olga.locator("#sheet").bounding_box()["y"] == top
+    ARTIFACTS.mkdir(exist_ok=True)
+    screenshot(olga, ARTIFACTS / "outbox-offline-bar-360.png")
+    olga.context.set_offline(False)
+    olga.evaluate("window.dispatchEvent(new Event('online'))")
+    expect(olga.locator("a.cell.unsent")).to_have_count(0, timeout=10000)
+    expect(alert).to_be_hidden()  # an answer: the network is back
+    assert changes(site, "physical") == 2
+
+
 def test_digital_play_offline_says_it_needs_the_network_and_queues_nothing(phones, site):
     olga = phones("olga", card="digital")
     olga.context.set_offline(True)

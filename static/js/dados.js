@@ -762,10 +762,13 @@
   function sendOne(write) {
     sending = write;
     startWrite();
-    hideError();
     var mine = Object.assign({}, write, {token: token()});
     return outbox.send(mine, shownVersion()).then(function (answer) {
+      // An answer: whatever was said of the network is over. (Not before it: without a
+      // network, «Sin conexión…» stays put instead of blinking, and the card under the
+      // organizer's thumb with it, at every tap.)
       unreachable = false;
+      hideError();
       var status = answer.status;
       if (status === 403) {
         // The page's token expired (or the card is no longer this organizer's): kept.
