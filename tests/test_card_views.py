@@ -33,6 +33,15 @@ def test_the_card_page_shows_the_paper_card(org_client, card):
     assert response.headers["Vary"].count("HX-Request") == 1
 
 
+def test_each_box_links_to_its_own_picker(org_client, card):
+    # The sheet reverse()s one address per seat and puts each box in it (sheets.box_urls).
+    page = org_client.get(reverse("scorecard", args=[card.pk])).text
+    linked = re.findall(r'<td id="c(\d+)-(\w+)"[^>]*>\s*<a class="cell[^"]*" href="([^"]+)"', page)
+    assert len(linked) == 2 * 14  # two players: 13 boxes and the bonus line each
+    for seat_id, box, href in linked:
+        assert href == reverse("box", args=[card.pk, int(seat_id), box])
+
+
 def test_the_card_fragment_has_no_page_around_it(org_client, card):
     response = org_client.get(reverse("scorecard", args=[card.pk]), headers=HTMX)
     assert response.status_code == 200
