@@ -136,6 +136,27 @@ def cell(seat, box, *, url=None) -> dict:
     }
 
 
+def bonus_line(seat, totals: rules.Totals, *, links: bool) -> dict:
+    """A seat's cell on the Yahtzee bonus line: how many extra Yahtzees, and the points they
+    make; with `links` (the organizer's), the picker's and the joker's addresses and the
+    words that name it."""
+    count = seat.yahtzee_bonuses
+    line = {
+        "id": f"c{seat.pk}-{BONUS_BOX}",
+        "count": str(count),
+        "points": totals.yahtzee_bonus,
+    }
+    if links:
+        line["url"] = reverse("box", args=[seat.scorecard_id, seat.pk, BONUS_BOX])
+        if seat.yahtzee is not None:
+            line["joker"] = reverse("joker", args=[seat.scorecard_id, seat.pk])
+        line["said"] = _("Bonus Yahtzee — %(name)s: %(count)s × 100") % {  # noqa: RUF001 (the msgid)
+            "name": seat.player.name,
+            "count": count,
+        }
+    return line
+
+
 BOX_SLOT = "__box__"
 
 
@@ -154,19 +175,26 @@ def parts(scorecard, *, since=None) -> dict:
     organizer's to see)."""
     seats = list(scorecard.seats.all())
     turn = scorecard.turn
+    # The organizer's controls are in the sheet of a physical card in play.
+    by_hand = not scorecard.is_finalized and not scorecard.is_digital
     columns = [
         {
             "seat": seat,
             "short": short,
-            "totals": seat.totals,
+            "totals": totals,
             "place": place,
-            "missing": max(0, rules.UPPER_BONUS_THRESHOLD - seat.totals.upper),
+            "missing": max(0, rules.UPPER_BONUS_THRESHOLD - totals.upper),
             "turn": turn is not None and turn.seat == seat,
             # What the organizer's picker of the bonus line says (dados.js reads them).
             "bonus_due": rules.yahtzee_bonus_due(seat.scores),
+            "bonus": bonus_line(seat, totals, links=by_hand),
         }
-        for seat, place, short in zip(
-            seats, scorecard.places, short_names([s.player.name for s in seats]), strict=True
+        for seat, totals, place, short in zip(
+            seats,
+            [seat.totals for seat in seats],
+            scorecard.places,
+            short_names([s.player.name for s in seats]),
+            strict=True,
         )
     ]
     if since is None:
@@ -174,15 +202,12 @@ def parts(scorecard, *, since=None) -> dict:
     else:
         changes = Change.objects.after(scorecard, since)
     changes = changes.in_words(seats, with_rolls=scorecard.is_digital)
-    in_play = not scorecard.is_finalized
     context = {
         "scorecard": scorecard,
         "seats": seats,
         "columns": columns,
         "changes": changes,
-        "bonus_box": BONUS_BOX,
-        # The organizer's controls are in the sheet of a physical card in play.
-        "by_hand": in_play and not scorecard.is_digital,
+        "by_hand": by_hand,
     }
     if turn is not None:
         context["turn"] = {"round": turn.round, "rounds": len(Category), "seat": turn.seat}
