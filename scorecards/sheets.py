@@ -131,8 +131,13 @@ def cell(seat, box, *, url=None) -> dict:
         "state": " blank" if value is None else " scratched" if value == 0 else "",
         "value_said": said,
         "said": f"{label} — {name}: {said}",
-        "joker": box == Category.YAHTZEE and value is not None,
         "url": url or reverse("box", args=[seat.scorecard_id, seat.pk, box]),
+        # A Yahtzee written: the extra Yahtzee's picker (the joker order) is reached from it.
+        "joker": (
+            reverse("joker", args=[seat.scorecard_id, seat.pk])
+            if box == Category.YAHTZEE and value is not None
+            else ""
+        ),
     }
 
 
