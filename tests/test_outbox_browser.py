@@ -162,6 +162,57 @@ def test_a_write_whose_answer_is_lost_is_sent_again_and_taken_once(phones, site)
     assert changes(site, "physical") == 1
 
 
+def test_deshacer_while_the_write_is_on_its_way_undoes_that_write_once_answered(phones, site):
+    olga = phones("olga")
+    tap(olga, "ana", "twos", 6)
+    expect(cell(olga, "ana", "twos")).not_to_have_class(re.compile("unsent"), timeout=10000)
+    held = []
+
+    def hold_the_answer(route):
+        held.append((route, route.fetch()))  # the server takes it; its answer waits
+
+    olga.context.route(BOXES, hold_the_answer)
+    tap(olga, "ana", "ones", 3)
+    for _ in range(250):  # until the server has taken it (5 s at most)
+        if held:
+            break
+        olga.wait_for_timeout(20)
+    assert held
+    olga.get_by_role("button", name="↶ Deshacer").click()
+    # Sent now, the undo would get there first and undo Doses: it waits for the answer.
+    olga.wait_for_timeout(500)
+    assert changes(site, "physical") == 2
+    route, response = held[0]
+    route.fulfill(response=response)
+    said = olga.locator("#undo-status")
+    expect(said).to_have_text("Deshecho: Unos de Ana, 3 → sin anotar")
+    expect(cell(olga, "ana", "ones")).to_have_text("·")
+    expect(cell(olga, "ana", "twos")).to_have_text("6")
+    assert changes(site, "physical") == 3
+    olga.context.unroute(BOXES)
+
+
+def test_deshacer_right_after_a_tap_offline_takes_it_back_and_nothing_is_sent(phones, site):
+    olga = phones("olga")
+    olga.context.set_offline(True)
+    # The tap and «Deshacer» at once, before the outbox has stored the write.
+    olga.evaluate(
+        """() => {
+            document.querySelector('a.cell[aria-label^="Unos — Ana:"]').click();
+            document.querySelector('#picker-dialog button[name="value"][value="3"]').click();
+            document.getElementById("undo-button").click();
+        }"""
+    )
+    expect(olga.locator("#undo-status")).to_have_text("Quitado sin enviar: Unos — Ana, 3")
+    expect(cell(olga, "ana", "ones")).to_have_text("·")
+    olga.context.set_offline(False)
+    olga.evaluate("window.dispatchEvent(new Event('online'))")
+    olga.wait_for_timeout(1000)
+    assert changes(site, "physical") == 0
+    kept = olga.evaluate("DadosOutbox.list(document.body.dataset.user).then(w => w.length)")
+    assert kept == 0
+
+
 # Ana's box, written by Olga on another device (the server's own write, as a page's).
 ELSEWHERE = """
 import sys

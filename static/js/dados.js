@@ -537,6 +537,10 @@
   var unreachable = false;  // the last send had no answer: offline, whatever onLine says
   var flushing = false;
   var flushAgain = false;
+  // «Deshacer» pressed while the newest write was on its way: undone once it is answered.
+  var undoWhenAnswered = false;
+  var undoOnServer = false;  // that undo, let through to htmx
+  var dropped = {};  // the keys of the writes «Deshacer» took back before they were sent
 
   // The card whose writes this page keeps: {user, card}, or null.
   function outboxCard() {
@@ -591,6 +595,8 @@
     paintUnsent();
     outbox.add(write).then(function (id) {
       write.id = id;
+      // Taken back by «Deshacer» before the outbox had stored it.
+      if (dropped[write.key]) return outbox.remove(id);
       flush();
     }, function () {
       // No room in the browser: as before, straight to the server.
@@ -705,9 +711,11 @@
     outbox.remove(write.id).then(refreshUnsent);
   }
 
-  // The writes kept, and those tapped that the outbox has not stored yet (no id).
+  // The writes kept, and those tapped that the outbox has not stored yet (no id); not
+  // those «Deshacer» took back.
   function withTapped(writes) {
-    return writes.concat(unsent.filter(function (write) { return write.id === undefined; }));
+    return writes.concat(unsent.filter(function (write) { return write.id === undefined; }))
+      .filter(function (write) { return !dropped[write.key]; });
   }
 
   function refreshUnsent() {
@@ -742,6 +750,7 @@
 
   function sendNext(here) {
     return outbox.list(here.user, here.card).then(function (writes) {
+      writes = writes.filter(function (write) { return !dropped[write.key]; });
       unsent = withTapped(writes);
       var waiting = {};
       var next = null;
@@ -785,6 +794,7 @@
         // card finalized since, say): nothing is lost.
         var link = document.querySelector("#" + write.cell + " a.cell");
         if (link && link.getAttribute("data-value") === write.shown) {
+          write.answered = true;
           return outbox.remove(write.id).then(function () { return true; });
         }
         write.conflict = true;
@@ -799,6 +809,7 @@
       }
       // Taken (200), or refused for good (400, 422): the server's answer says which. Its
       // cell shows the server's value from this swap on.
+      write.answered = true;
       var index = unsent.indexOf(write);
       if (index !== -1) unsent.splice(index, 1);
       applyAnswer(answer);
@@ -815,6 +826,19 @@
     }).then(function (goOn) {
       sending = null;
       endWrite();
+      if (undoWhenAnswered) {
+        undoWhenAnswered = false;
+        var undo = document.getElementById("undo-form");
+        // Answered: undone on the server, from the version the answer brought. Still
+        // kept (no answer): taken back here, as any write kept. A conflict is the
+        // organizer's to settle.
+        if (undo && write.answered) {
+          undoOnServer = true;
+          undo.requestSubmit();
+        } else if (undo && !write.conflict) {
+          undo.requestSubmit();
+        }
+      }
       return goOn;
     });
   }
@@ -891,16 +915,29 @@
   }
 
   // «Deshacer» with writes kept takes the newest one out of the outbox: it was never
-  // sent. The one on its way is sent first, and then undone on the server.
+  // sent. The one on its way is undone on the server once it is answered: sent now, the
+  // undo could get there first and undo the change before it.
   document.addEventListener("submit", function (event) {
     var form = event.target;
     if (form.id !== "undo-form" || !outboxCard()) return;
+    if (undoOnServer) {
+      undoOnServer = false;
+      return;
+    }
     var newest = unsent.filter(function (write) { return !write.conflict; }).pop();
-    if (!newest || newest === sending || (sending && newest.id === sending.id)) return;
+    if (!newest) return;
     event.preventDefault();
     event.stopPropagation();
-    outbox.remove(newest.id).then(function () {
-      unsent.splice(unsent.indexOf(newest), 1);
+    if (newest === sending || (sending && newest.id === sending.id)) {
+      undoWhenAnswered = true;
+      return;
+    }
+    // Never sent from now on; not stored yet (its id comes when it is), it is removed as
+    // soon as it is.
+    dropped[newest.key] = true;
+    var removed = newest.id === undefined ? Promise.resolve() : outbox.remove(newest.id);
+    removed.then(function () {
+      unsent = unsent.filter(function (write) { return write.key !== newest.key; });
       paintUnsent();
       var box = document.getElementById("outbox");
       var said = document.getElementById("undo-status");
