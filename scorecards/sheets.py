@@ -112,6 +112,11 @@ def patch(scorecard, since: int, cells: list[dict], *, written=False) -> tuple[s
     return shared(fields(scorecard), f"patch:{since}", render, claim=not written)
 
 
+def cell_id(seat, box) -> str:
+    """A cell's id in the sheet, which patches swap and the outbox paints (data-cell)."""
+    return f"c{seat.pk}-{box}"
+
+
 def cell(seat, box, *, url=None) -> dict:
     """One box of one seat, its words and its picker's address ready: a sheet has 78 of
     them, and what the template would work out in a dozen lookups costs less here."""
@@ -121,7 +126,7 @@ def cell(seat, box, *, url=None) -> dict:
     return {
         "seat": seat,
         "box": box,
-        "id": f"c{seat.pk}-{box}",
+        "id": cell_id(seat, box),
         "label": label,
         "name": name,
         "value": value,
@@ -147,7 +152,7 @@ def bonus_line(seat, totals: rules.Totals, *, links: bool) -> dict:
     words that name it."""
     count = seat.yahtzee_bonuses
     line = {
-        "id": f"c{seat.pk}-{BONUS_BOX}",
+        "id": cell_id(seat, BONUS_BOX),
         "count": str(count),
         "points": totals.yahtzee_bonus,
     }
