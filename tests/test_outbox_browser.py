@@ -1,5 +1,5 @@
 """The card in the organizer's hand, at 360 px on uvicorn, with the network cut in Chromium
-(context.set_offline): taps show at once and are kept until the server has them, each
+(tests.browsing.go_offline): taps show at once and are kept until the server has them, each
 taken exactly once; a reload without a network shows the card with them; a conflict is
 shown with both values; another user on the same browser never sends them."""
 
@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
-from tests.browsing import log_in, screenshot
+from tests.browsing import go_offline, go_online, log_in, screenshot
 from tests.liveserver import django_script, query
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
@@ -96,7 +96,7 @@ def test_ten_boxes_entered_offline_survive_a_reload_and_are_each_taken_once(phon
     olga = phones("olga")
     # Seen once online under the worker: the page is kept for a reload without a network.
     olga.reload()
-    olga.context.set_offline(True)
+    go_offline(olga.context)
     for player, box, value in TEN:
         tap(olga, player, box, value)
         expect(cell(olga, player, box)).to_have_text(str(value))
@@ -122,7 +122,7 @@ def test_ten_boxes_entered_offline_survive_a_reload_and_are_each_taken_once(phon
     expect(cell(olga, "ben", "fives")).to_have_text("15")
     screenshot(olga, ARTIFACTS / "outbox-offline-reloaded-360.png", full_page=True)
 
-    olga.context.set_offline(False)
+    go_online(olga.context)
     expect(olga.locator("a.cell.unsent")).to_have_count(0, timeout=10000)
     expect(olga.locator("#outbox")).to_be_hidden()
     assert changes(site, "physical") == 10
@@ -194,7 +194,7 @@ def test_deshacer_while_the_write_is_on_its_way_undoes_that_write_once_answered(
 
 def test_deshacer_right_after_a_tap_offline_takes_it_back_and_nothing_is_sent(phones, site):
     olga = phones("olga")
-    olga.context.set_offline(True)
+    go_offline(olga.context)
     # The tap and «Deshacer» at once, before the outbox has stored the write.
     olga.evaluate(
         """() => {
@@ -205,7 +205,7 @@ def test_deshacer_right_after_a_tap_offline_takes_it_back_and_nothing_is_sent(ph
     )
     expect(olga.locator("#undo-status")).to_have_text("Quitado sin enviar: Unos — Ana, 3")
     expect(cell(olga, "ana", "ones")).to_have_text("·")
-    olga.context.set_offline(False)
+    go_online(olga.context)
     olga.evaluate("window.dispatchEvent(new Event('online'))")
     olga.wait_for_timeout(1000)
     assert changes(site, "physical") == 0
@@ -233,12 +233,12 @@ def write_elsewhere(site, box, *, value, was):
 
 def test_a_conflict_shows_both_values_and_the_organizers_choice(phones, site):
     olga = phones("olga")
-    olga.context.set_offline(True)
+    go_offline(olga.context)
     tap(olga, "ana", "ones", 3)
     tap(olga, "ana", "twos", 6)
     # Meanwhile the box is written on another device.
     write_elsewhere(site, "ones", value="4", was="")
-    olga.context.set_offline(False)
+    go_online(olga.context)
     olga.evaluate("window.dispatchEvent(new Event('online'))")
     conflict = olga.locator(".outbox-conflicts li")
     expect(conflict).to_have_text(
@@ -254,10 +254,10 @@ def test_a_conflict_shows_both_values_and_the_organizers_choice(phones, site):
     assert changes(site, "physical") == 3
 
     # «Descartar» drops it: the server's value stays.
-    olga.context.set_offline(True)
+    go_offline(olga.context)
     tap(olga, "ana", "ones", 2)
     write_elsewhere(site, "ones", value="1", was="3")
-    olga.context.set_offline(False)
+    go_online(olga.context)
     olga.evaluate("window.dispatchEvent(new Event('online'))")
     expect(conflict).to_have_count(1)
     conflict.get_by_role("button", name="Descartar").click()
@@ -268,11 +268,11 @@ def test_a_conflict_shows_both_values_and_the_organizers_choice(phones, site):
 
 def test_another_user_on_the_same_browser_never_sends_the_first_ones_writes(phones, site):
     olga = phones("olga")
-    olga.context.set_offline(True)
+    go_offline(olga.context)
     tap(olga, "ana", "ones", 3)
     # Back online, but the writes find no server: they stay kept.
     olga.context.route(BOXES, lambda route: route.abort("internetdisconnected"))
-    olga.context.set_offline(False)
+    go_online(olga.context)
     olga.reload()
     expect(olga.locator("a.cell.unsent")).to_have_count(1)
     # Log-out with a write kept asks first.
@@ -294,7 +294,7 @@ def test_another_user_on_the_same_browser_never_sends_the_first_ones_writes(phon
 
 def test_without_a_network_the_alert_stays_put_while_taps_are_kept(phones, site):
     olga = phones("olga")
-    olga.context.set_offline(True)
+    go_offline(olga.context)
     # The card's poll finds no network and says so, above the card.
     olga.evaluate("htmx.trigger('#sheet-poll', 'card-moved', {version: 999})")
     alert = olga.locator("#net-error")
@@ -310,7 +310,7 @@ def test_without_a_network_the_alert_stays_put_while_taps_are_kept(phones, site)
         assert olga.locator("#sheet").bounding_box()["y"] == top
     ARTIFACTS.mkdir(exist_ok=True)
     screenshot(olga, ARTIFACTS / "outbox-offline-bar-360.png")
-    olga.context.set_offline(False)
+    go_online(olga.context)
     olga.evaluate("window.dispatchEvent(new Event('online'))")
     expect(olga.locator("a.cell.unsent")).to_have_count(0, timeout=10000)
     expect(alert).to_be_hidden()  # an answer: the network is back
@@ -319,10 +319,10 @@ def test_without_a_network_the_alert_stays_put_while_taps_are_kept(phones, site)
 
 def test_digital_play_offline_says_it_needs_the_network_and_queues_nothing(phones, site):
     olga = phones("olga", card="digital")
-    olga.context.set_offline(True)
+    go_offline(olga.context)
     olga.get_by_role("button", name=re.compile("Tirar")).click()
     expect(olga.locator("#net-error")).to_have_text(re.compile("necesita conexión"))
-    olga.context.set_offline(False)
+    go_online(olga.context)
     count = olga.evaluate("DadosOutbox.list(document.body.dataset.user).then(w => w.length)")
     assert count == 0
 
@@ -360,7 +360,7 @@ def test_the_service_worker_keeps_only_the_card_pages_seen(phones, site):
         f"caches.open('{static[0]}').then(c => c.keys()).then(r => r.map(q => q.url))"
     )
     assert any(url.endswith(css) for url in kept)
-    olga.context.set_offline(True)
+    go_offline(olga.context)
     olga.goto(card)
     expect(olga.locator("#sheet")).to_be_visible()
     # A page never seen offline: the offline page, with a way back.
@@ -374,15 +374,15 @@ def test_the_service_worker_keeps_only_the_card_pages_seen(phones, site):
 
 def test_background_sync_sends_the_writes_kept_with_the_card_closed(phones, site):
     olga = phones("olga")
-    olga.context.set_offline(True)
+    go_offline(olga.context)
     tap(olga, "ana", "ones", 3)
     tap(olga, "ben", "twos", 4)
     # What needs the server says so, instead of failing.
     olga.get_by_role("link", name="Descartar tarjeta").click()
     expect(olga.locator("#net-error")).to_have_text(re.compile("necesita conexión"))
     olga.goto("/sin-conexion/")  # the card's page is gone: it can no longer send them
-    olga.context.set_offline(False)
     assert changes(site, "physical") == 0
+    go_online(olga.context)
     # The browser's sync, as Chromium fires it when the network is back.
     cdp = olga.context.new_cdp_session(olga)
     registrations = []
