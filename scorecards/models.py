@@ -420,41 +420,43 @@ class ChangeQuerySet(models.QuerySet):
         )
         return changes.select_related("author").order_by("-pk")
 
-    def in_words(self, seats, *, with_rolls=False) -> list["Change"]:
-        """These changes, each with what the card's log says of it: `lines`, one per item;
-        for an extra Yahtzee `joker` (its box's line) and `joker_bonus` (whether it added
-        the +100); with_rolls, `turn`: the rolls of the turn it ended."""
-        players = {seat.pk: seat.player.name for seat in seats}
-        changes = list(self)
-        rolls = {}
-        if with_rolls and changes:
-            for roll in Roll.objects.filter(change__in=changes).order_by("pk"):
-                rolls.setdefault(roll.change_id, []).append(roll)
-        for change in changes:
-            change.lines = [
-                {
-                    "player": players.get(seat_id, ""),
-                    "box": box_label(box),
-                    "bonus": box == BONUS_BOX,
-                    "old": said(old),
-                    "new": said(new),
-                    "written": old is None,
-                    "cleared": new is None,
-                }
-                for seat_id, box, old, new in change.items
-            ]
-            if change.kind == Change.Kind.JOKER:
-                boxes = [line for line in change.lines if not line["bonus"]]
-                change.joker = boxes[0] if boxes else None
-                change.joker_bonus = len(boxes) < len(change.lines)
-            change.turn = rolls.get(change.pk, [])
-        return changes
+
+def in_words(changes, seats, *, with_rolls=False) -> list["Change"]:
+    """Changes (a query, or those a write just recorded), each with what the card's log
+    says of it: `lines`, one per item; for an extra Yahtzee `joker` (its box's line) and
+    `joker_bonus` (whether it added the +100); with_rolls, `turn`: the rolls of the turn it
+    ended."""
+    players = {seat.pk: seat.player.name for seat in seats}
+    changes = list(changes)
+    rolls = {}
+    if with_rolls and changes:
+        for roll in Roll.objects.filter(change__in=changes).order_by("pk"):
+            rolls.setdefault(roll.change_id, []).append(roll)
+    for change in changes:
+        change.lines = [
+            {
+                "player": players.get(seat_id, ""),
+                "box": box_label(box),
+                "bonus": box == BONUS_BOX,
+                "old": said(old),
+                "new": said(new),
+                "written": old is None,
+                "cleared": new is None,
+            }
+            for seat_id, box, old, new in change.items
+        ]
+        if change.kind == Change.Kind.JOKER:
+            boxes = [line for line in change.lines if not line["bonus"]]
+            change.joker = boxes[0] if boxes else None
+            change.joker_bonus = len(boxes) < len(change.lines)
+        change.turn = rolls.get(change.pk, [])
+    return changes
 
 
 def log_summary(changes, *, digital=False) -> str:
     """A finished game's log in one sentence: a physical game's entries, corrections, extra
     Yahtzees and undos; a digital game's turns, rolls and extra Yahtzees (nothing in it is
-    corrected or undone). changes come from ChangeQuerySet.in_words."""
+    corrected or undone). changes come from in_words."""
     jokers = sum(change.kind == Change.Kind.JOKER for change in changes)
     jokers_said = ngettext("%(n)s Yahtzee adicional", "%(n)s Yahtzees adicionales", jokers) % {
         "n": jokers

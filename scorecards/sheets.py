@@ -27,7 +27,7 @@ from accounts.names import names_html
 from scorecards import rules, services
 from scorecards.forms import order_query
 from scorecards.labels import BONUS_BOX, box_label, box_name, box_short, short_names
-from scorecards.models import Change, Scorecard, log_summary
+from scorecards.models import Change, Scorecard, in_words, log_summary
 from scorecards.rules import Category
 
 # A live page further behind than this many changes gets the whole sheet again.
@@ -100,16 +100,17 @@ def render_sheet(scorecard, *, error=None) -> str:
     return render_to_string("scorecards/card.html#sheet", sheet_context(scorecard, error=error))
 
 
-def patch(scorecard, since: int, cells: list[dict], *, written=False) -> tuple[str, bool]:
+def patch(scorecard, since: int, cells: list[dict], *, made=None) -> tuple[str, bool]:
     """What changed after version `since` (the cells written then, cells_since), for
-    everyone; and whether it came from the cache. `written`: asked by the write that made
-    the version, before anyone else could (no claim)."""
+    everyone; and whether it came from the cache. `made`: asked by the write that made
+    the version, before anyone else could (no claim), with the change it recorded (none
+    for a roll), which the database need not be asked for."""
 
     def render():
-        context = parts(scorecard, since=since) | {"cells": cells, "oob": True}
+        context = parts(scorecard, since=since, changes=made) | {"cells": cells, "oob": True}
         return render_to_string("scorecards/card.html#patch", context)
 
-    return shared(fields(scorecard), f"patch:{since}", render, claim=not written)
+    return shared(fields(scorecard), f"patch:{since}", render, claim=made is None)
 
 
 def cell_id(seat, box) -> str:
@@ -178,11 +179,11 @@ def box_urls(seat) -> Callable[[str], str]:
     return lambda box: address.replace(slot, f"/{box}/")
 
 
-def parts(scorecard, *, since=None) -> dict:
+def parts(scorecard, *, since=None, changes=None) -> dict:
     """What both the whole sheet and a patch show: the column headings, sums and positions,
     whose turn it is, the latest changes (in a patch from version `since`, the ones made
-    after it, which the page adds to those it shows) and what is missing to finalize (the
-    organizer's to see)."""
+    after it, which the page adds to those it shows, unless given) and what is missing to
+    finalize (the organizer's to see)."""
     seats = list(scorecard.seats.all())
     turn = scorecard.turn
     # The organizer's controls are in the sheet of a physical card in play.
@@ -207,11 +208,11 @@ def parts(scorecard, *, since=None) -> dict:
             strict=True,
         )
     ]
-    if since is None:
+    if changes is None and since is None:
         changes = Change.objects.recent(scorecard)
-    else:
+    elif changes is None:
         changes = Change.objects.after(scorecard, since)
-    changes = changes.in_words(seats, with_rolls=scorecard.is_digital)
+    changes = in_words(changes, seats, with_rolls=scorecard.is_digital)
     context = {
         "scorecard": scorecard,
         "seats": seats,

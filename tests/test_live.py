@@ -539,6 +539,50 @@ def test_the_writes_answer_is_the_render_the_others_get(org_client, card, ana, m
     assert renders == []
 
 
+def _written(kind, org_client, card, ana, scripted):
+    """One write of each kind, made through its view as the page sends it: its answer."""
+    ana_seat = seat_of(card, ana)
+    if kind in ("roll", "score"):
+        scripted += [6, 6, 6, 6, 6]
+        version = version_of(card)
+        answer = org_client.post(
+            reverse("roll", args=[card.pk]), {"version": version, "dados": ""}, headers=HTMX
+        )
+        if kind == "roll":
+            return answer
+        url, data = reverse("score", args=[card.pk]), {"casilla": "yahtzee"}
+    elif kind == "box":
+        url = reverse("box", args=[card.pk, ana_seat.pk, "ones"])
+        data = {"value": "3", "was": ""}
+    elif kind == "joker":
+        write(card, ana, "yahtzee", "50")
+        url, data = reverse("joker", args=[card.pk, ana_seat.pk]), {"face": "4", "box": "fours"}
+    else:
+        write(card, ana, "twos", "6")
+        url, data = reverse("undo", args=[card.pk]), {}
+    return org_client.post(url, data | {"version": version_of(card)}, headers=HTMX)
+
+
+@pytest.mark.parametrize("kind", ["box", "joker", "undo", "roll", "score"])
+def test_a_writes_patch_shows_the_change_it_recorded_as_the_database_says_it(
+    org_client, organizer, ana, ben, scripted, kind
+):
+    mode = "digital" if kind in ("roll", "score") else "presencial"
+    card = services.scorecard_create(organizer=organizer, players=[ana, ben], mode=mode)
+    if mode == "presencial":
+        write(card, ben, "chance", "20")
+    answer = _written(kind, org_client, card, ana, scripted)
+    since = int(answer["X-Dados-Base"])
+    assert (answer.status_code, version_of(card)) == (200, since + 1)
+    # Rendered again, from what the database holds: the same bytes.
+    sheets.cache.clear()
+    fields = Scorecard.objects.filter(pk=card.pk).values(*sheets.CARD_FIELDS)[0]
+    with translation.override("es"):
+        assert sheets.stream_patch(fields, since) == (since + 1, answer.text)
+    assert ("Tiradas:" in answer.text) == (kind == "score")
+    assert ("deshizo" in answer.text) == (kind == "undo")
+
+
 def test_a_phone_that_misses_waits_for_the_render_in_progress(card):
     fields = sheets.fields(card)
     sheets.cache.add(sheets.key(fields, "sheet:x") + ":claim", 1)  # another's render

@@ -65,11 +65,12 @@ def _saved(request, written: Written):
     if not request.htmx:
         response = redirect("scorecard", pk=scorecard.pk)
     elif own and since == scorecard.version - 1:
+        made = [change] if change else []
         items = change.items if change else []
         cells = [sheets.cell(scorecard.seat(seat_id), box) for seat_id, box, *_ in items]
         cells = [c for c in cells if c["box"] != BONUS_BOX]
         # Rendered here for everyone: the table's streams and polls find it in the cache.
-        response = patch_answer(sheets.patch(scorecard, since, cells, written=True)[0], since)
+        response = patch_answer(sheets.patch(scorecard, since, cells, made=made)[0], since)
     else:
         response = sheet_answer(scorecard)
     if replayed:
