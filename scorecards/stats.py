@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.db.models import Avg, Count, F, Max, Min, Q, Sum, Value
 from django.db.models.functions import Coalesce, NullIf
 from django.utils import formats, timezone
@@ -189,23 +190,17 @@ def ranking(min_games=5, mode=None, period=None) -> tuple[list[dict], list[dict]
     The unranked are ordered the same way, by average, then best total, then games: while
     the ranking fills up (a new club, a new month) they are the period's results. Each of
     them says how many games it still lacks (missing)."""
-    finalized = _finalized(mode, period, prefix="seats__scorecard__")
+    numbers = _ranking_numbers(mode, period)
     players = (
         get_user_model()
         .objects.filter(is_active=True, plays=True)
-        .annotate(
-            games=Count("seats", filter=finalized),
-            wins=Count("seats", filter=finalized & Q(seats__place=1)),
-            average=Avg("seats__total", filter=finalized),
-            best=Max("seats__total", filter=finalized),
-        )
-        .filter(games__gt=0)
         # By name (sort_key, below); the stable sorts keep it as the last tie-break.
         .order_by(_name(), "username", "pk")
     )
     rows = [
-        {"player": p, "games": p.games, "wins": p.wins, "average": p.average, "best": p.best}
-        for p in sorted(players, key=lambda p: sort_key(p.name))
+        {"player": player, **numbers[player.pk]}
+        for player in sorted(players, key=lambda p: sort_key(p.name))
+        if player.pk in numbers
     ]
     ranked = sorted(
         (row for row in rows if row["games"] >= min_games),
@@ -220,6 +215,40 @@ def ranking(min_games=5, mode=None, period=None) -> tuple[list[dict], list[dict]
     for row in unranked:
         row["missing"] = min_games - row["games"]
     return ranked, unranked
+
+
+# How long a ranking's numbers are kept at most. A game finalized since makes new ones.
+RANKING_KEPT_FOR = 600
+
+
+def _ranking_numbers(mode=None, period=None) -> dict[int, dict]:
+    """Each player's games, wins, average and best total in the finalized games (of that
+    mode and period), by the player's id: computed once for everyone (an aggregate over
+    every finalized seat, the dearest query of a club night) until another game is
+    finalized.
+
+    The finalized games only ever grow, one at a time: the database refuses to change or
+    delete a finalized card and its seats (scorecards.triggers). So their count (with the
+    newest id, should a database be made anew) says whether these numbers still hold; who
+    plays, and their names, are read each time."""
+    seats = Seat.objects.filter(_finalized(mode, period))
+    finalized = Scorecard.objects.finalized().aggregate(count=Count("pk"), newest=Max("pk"))
+    first, last = (period.first, period.last) if period else (None, None)
+    key = f"dados:ranking:{mode}:{first}:{last}:{finalized['count']}:{finalized['newest']}"
+    if (numbers := cache.get(key)) is None:
+        rows = (
+            seats.values("player")
+            .annotate(
+                games=Count("pk"),
+                wins=Count("pk", filter=Q(place=1)),
+                average=Avg("total"),
+                best=Max("total"),
+            )
+            .order_by()
+        )
+        numbers = {row.pop("player"): row for row in rows}
+        cache.set(key, numbers, RANKING_KEPT_FOR)
+    return numbers
 
 
 # Charts

@@ -270,6 +270,34 @@ def test_unranked_players_are_ordered_by_average_then_best_then_games(ana, ben, 
     ]
 
 
+def test_the_ranking_is_computed_once_until_another_game_is_finalized(
+    ana, ben, carla, django_assert_num_queries
+):
+    play(column(ana), column(ben, chance=12))  # 245, 235
+    assert _table(stats.ranking(min_games=1)[0]) == [("Ana", 1, 1, 245, 1), ("Ben", 1, 0, 235, 2)]
+    # Kept: the finalized games' count, then the players who play, with their names.
+    with django_assert_num_queries(2):
+        stats.ranking(min_games=1)
+    # Read each time: a new name, a player who leaves the club.
+    ben.display_name = "Benito"
+    ben.save()
+    assert [r["player"].name for r in stats.ranking(min_games=1)[0]] == ["Ana", "Benito"]
+    ana.is_active = False
+    ana.save()
+    assert [r["player"].name for r in stats.ranking(min_games=1)[0]] == ["Benito"]
+    ana.is_active = True
+    ana.save()
+    # A game in progress changes nothing; finalized, it counts at once.
+    card = play(column(carla, chance=30), column(ben, chance=20), finalize=False)
+    assert [r["player"].name for r in stats.ranking(min_games=1)[0]] == ["Ana", "Benito"]
+    services.scorecard_finalize(scorecard_id=card.pk, author=carla)
+    assert _table(stats.ranking(min_games=1)[0]) == [
+        ("Carla", 1, 1, 253, 1),
+        ("Ana", 1, 1, 245, 2),
+        ("Benito", 2, 0, 239, 3),
+    ]
+
+
 # Query budgets
 
 
@@ -291,8 +319,9 @@ def test_each_statistic_costs_the_same_queries_for_3_and_30_games(
     # The counts per range.
     with django_assert_num_queries(1):
         assert sum(b["count"] for b in stats.histogram(ana)) == n
-    # The players with their games, wins and averages.
-    with django_assert_num_queries(1):
+    # The finalized games' count, the players' games, wins and averages (then kept until
+    # another game is finalized), the players who play.
+    with django_assert_num_queries(3):
         assert len(stats.ranking(min_games=1)[0]) == 3
 
 
