@@ -798,6 +798,9 @@ def test_a_roll_from_htmx_gets_its_turn_back_as_a_patch(scripted, ana_client, di
     assert response["HX-Reswap"] == "none"
     assert response["X-Dados-Base"] == "0"
     assert '<table class="sheet"' not in response.text  # not the whole sheet
+    # No box written: the headings and sums stay as they are.
+    assert 'id="row-players"' not in response.text
+    assert 'id="row-total"' not in response.text
     turn = turn_section(response.text)
     assert 'hx-swap-oob="true"' in turn
     assert "Tirada 1 de 3" in text_of(turn)

@@ -581,6 +581,8 @@ def test_a_writes_patch_shows_the_change_it_recorded_as_the_database_says_it(
         assert sheets.stream_patch(fields, since) == (since + 1, answer.text)
     assert ("Tiradas:" in answer.text) == (kind == "score")
     assert ("deshizo" in answer.text) == (kind == "undo")
+    # The sums come with a box written, not with a roll.
+    assert ('<tr id="row-total"' in answer.text) == (kind != "roll")
 
 
 def test_a_phone_that_misses_waits_for_the_render_in_progress(card):
