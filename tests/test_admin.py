@@ -433,6 +433,39 @@ def test_a_player_with_games_cannot_be_deleted(staff_client, ana):
     assert User.objects.filter(pk=ana.pk).exists()
 
 
+@pytest.mark.parametrize(
+    ("selected", "spanish", "english"),
+    [
+        (1, "lo seleccionado (jugador)", "the selected player?"),
+        (2, "lo seleccionado (jugadores)", "the selected players?"),
+    ],
+)
+def test_deleting_the_selected_players_reads_well_for_one_and_for_several(
+    staff_client, ana, ben, selected, spanish, english
+):
+    players = [ana, ben][:selected]
+    page = run_action(staff_client, "delete_selected", players).text
+    assert f"¿Seguro que quieres eliminar {spanish}?" in page
+    assert "los jugador " not in page
+    assert "Eliminar múltiples objetos" not in page
+    assert "<title>Eliminar lo seleccionado |" in page
+    done = staff_client.post(
+        changelist(),
+        {"action": "delete_selected", "_selected_action": [u.pk for u in players], "post": "yes"},
+        follow=True,
+    ).text
+    noun = "jugador" if selected == 1 else "jugadores"
+    assert f"Se eliminó lo seleccionado: {selected} {noun}." in done
+    assert "Eliminado/s" not in done
+    assert not User.objects.filter(pk__in=[u.pk for u in players]).exists()
+
+    staff_client.post("/idioma/", {"language": "en", "next": "/"})
+    others = [UserFactory(username=f"other{i}") for i in range(selected)]
+    page = run_action(staff_client, "delete_selected", others).text
+    assert f"Are you sure you want to delete {english}" in page
+    assert "<title>Delete the selection |" in page
+
+
 def test_an_organizer_of_a_card_in_progress_cannot_be_deleted(staff_client, ana):
     make_scorecard(ana)
     staff_client.post(reverse("admin:accounts_user_delete", args=[ana.pk]), {"post": "yes"})
