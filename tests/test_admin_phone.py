@@ -122,7 +122,7 @@ def test_the_players_pages_fit_a_phone_and_the_sections_open_what_they_say(admin
         "index": "/admin/",
         "add": "/admin/accounts/user/add/",
         "player": f"/admin/accounts/user/{ana.pk}/change/",
-        "accesses": "/admin/accounts/accesslog/",
+        "accesses": "/admin/accesses/accesslog/",
     }
     for name, url in pages.items():
         page.goto(url)
@@ -131,15 +131,18 @@ def test_the_players_pages_fit_a_phone_and_the_sections_open_what_they_say(admin
         wide = page.evaluate("document.documentElement.scrollWidth")
         assert wide <= width, (name, wide)
         assert small_targets(page) == [], name
-    # «Jugadores» opens the players; the sign-in records are a section of their own.
+    # «Jugadores» opens the players' section, and only theirs; the sign-in records are a
+    # section of their own.
     page.goto("/admin/")
     main = page.locator("#content-main")
     assert main.locator(".app-accounts tbody tr").count() == 1
-    assert "access log" not in main.locator(".app-accounts").inner_text().lower()
+    assert "acceso" not in main.locator(".app-accounts").inner_text().lower()
     assert main.locator(".app-accesses caption").text_content().strip() == "Accesos"
     assert main.locator(".app-accesses tbody tr").count() == 3
     main.locator(".app-accounts caption a").click()
-    page.wait_for_url("**/admin/accounts/user/")
+    page.wait_for_url("**/admin/accounts/")
+    assert page.locator("#content-main tbody th").all_inner_texts() == ["Jugadores"]
+    assert small_targets(page) == []
     # «Juega»: a box of 24 px in a row of 44 px that toggles it from its label.
     page.goto(f"/admin/accounts/user/{ana.pk}/change/")
     plays = page.locator("#id_plays")
