@@ -704,13 +704,40 @@ def test_the_admin_index_reads_naturally(staff_client):
     assert "Todavía no has hecho ninguna." in index
 
 
+def test_adding_and_changing_a_player_reads_naturally(staff_client):
+    def message(response):
+        return re.sub(r"<[^>]*>", "", response.text.split('class="messagelist"')[1])
+
+    data = {"username": "lucia", "display_name": "Lucía", "password_mode": "generar"}
+    added = staff_client.post(reverse("admin:accounts_user_add"), data, follow=True)
+    assert "Se añadió el jugador «Lucía». Puedes volver a editarlo abajo." in message(added)
+    data = {"username": "marcos", "display_name": "Marcos", "password_mode": "generar"}
+    another = staff_client.post(
+        reverse("admin:accounts_user_add"), {**data, "_addanother": "1"}, follow=True
+    )
+    assert "Se añadió el jugador «Marcos». Puedes añadir otro jugador abajo." in message(another)
+    lucia = User.objects.get(username="lucia")
+    change = {
+        "username": "lucia",
+        "display_name": "Lucía Gil",
+        "is_active": "on",
+        "date_joined_0": "2026-01-01",
+        "date_joined_1": "10:00:00",
+    }
+    url = reverse("admin:accounts_user_change", args=[lucia.pk])
+    changed = staff_client.post(url, {**change, "_continue": "1"}, follow=True)
+    assert "Se modificó el jugador «Lucía Gil». Puedes volver a editarlo abajo." in message(changed)
+    saved = staff_client.post(url, change, follow=True)
+    assert "Se modificó el jugador «Lucía Gil»." in message(saved)
+
+
 def test_the_admin_quotes_names_as_the_app_does(staff_client, ana):
     added = staff_client.post(
         reverse("admin:accounts_user_add"),
         {"username": "lucia", "display_name": "Lucía", "password_mode": "generar"},
         follow=True,
     )
-    assert "Se añadió jugador «Lucía»." in re.sub(r"<[^>]*>", "", added.text)
+    assert "Se añadió el jugador «Lucía»." in re.sub(r"<[^>]*>", "", added.text)
     assert "“" not in added.text
     history = staff_client.get(reverse("admin:index")).text
     assert "“" not in history
