@@ -6,7 +6,7 @@
   «Autenticación basada en contraseña» choice; `AdminPasswordChangeForm` says it in words
   that fit Dados, which has no other way to log in.
 
-django-axes' pages are accounts.admin's, over proxies of its models (accounts.models)."""
+django-axes' pages are accesses.admin's, over proxies of its models (accesses.models)."""
 
 from django.contrib import admin
 from django.contrib.auth import forms as auth_forms

@@ -1,13 +1,11 @@
 import secrets
 
-from axes import models as axes_models
 from django.contrib.auth import SESSION_KEY
 from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.contrib.auth.models import AbstractUser
 from django.db import models
 from django.db.models import Q
-from django.utils import formats, timezone
-from django.utils.translation import gettext
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from accounts.names import fold
@@ -109,53 +107,3 @@ def same_name(name, pk=None) -> User | None:
 GUEST = Q(added_by__isnull=False, password__startswith=UNUSABLE_PASSWORD_PREFIX)
 # How many guests one account may add in a day.
 GUESTS_PER_DAY = 10
-
-
-# django-axes' records as the admin shows them: axes names each one in English in code
-# («Attempted Access: 2026-12-02 08:12:58.560123+00:00»), so the admin (accounts.admin)
-# lists these proxies of its models, which name them in Spanish. No table of their own.
-
-
-def _when(moment) -> str:
-    return formats.date_format(timezone.localtime(moment), "DATETIME_FORMAT") if moment else ""
-
-
-class AccessAttempt(axes_models.AccessAttempt):
-    class Meta:
-        proxy = True
-        verbose_name = _("access attempt")
-        verbose_name_plural = _("access attempts")
-
-    def __str__(self):
-        return gettext("Intentos de %(username)s desde %(ip)s") % {
-            "username": self.username,
-            "ip": self.ip_address,
-        }
-
-
-class AccessFailureLog(axes_models.AccessFailureLog):
-    class Meta:
-        proxy = True
-        verbose_name = _("access failure")
-        verbose_name_plural = _("access failures")
-
-    def __str__(self):
-        text = gettext("Fallo de %(username)s desde %(ip)s, %(time)s") % {
-            "username": self.username,
-            "ip": self.ip_address,
-            "time": _when(self.attempt_time),
-        }
-        return text + (gettext(" (bloqueado)") if self.locked_out else "")
-
-
-class AccessLog(axes_models.AccessLog):
-    class Meta:
-        proxy = True
-        verbose_name = _("access log")
-        verbose_name_plural = _("access logs")
-
-    def __str__(self):
-        return gettext("Entrada de %(username)s, %(time)s") % {
-            "username": self.username,
-            "time": _when(self.attempt_time),
-        }

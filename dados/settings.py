@@ -167,6 +167,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",
     "accounts",
+    "accesses",
     "scorecards",
 ]
 
@@ -228,8 +229,8 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_LOCKOUT_TEMPLATE = "registration/lockout.html"
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "accounts.security.client_ip"
-# Its records are in the admin as accounts' proxies of its models, which name them in
-# Spanish (accounts.admin), rather than as axes registers them.
+# Its records are in the admin as proxies of its models, which name them in Spanish, in a
+# section of their own (the accesses app), rather than as axes registers them.
 AXES_ENABLE_ADMIN = False
 TRUSTED_PROXIES = envlist("TRUSTED_PROXIES", "")
 # The dice of digital games: a dotted path to a class whose instances have randint(), as

@@ -164,16 +164,17 @@ def test_the_admin_is_all_spanish(staff_client, ana, ben):
         reverse("admin:auth_user_password_change", args=[ana.pk]),
         reverse("admin:accounts_user_history", args=[ana.pk]),
         reverse("admin:app_list", args=["accounts"]),
-        reverse("admin:accounts_accessattempt_changelist"),
-        reverse("admin:accounts_accessattempt_changelist") + "?q=ana&locked_out=yes",
-        reverse("admin:accounts_accessattempt_change", args=[attempt.pk]),
-        reverse("admin:accounts_accessattempt_delete", args=[attempt.pk]),
-        reverse("admin:accounts_accessfailurelog_changelist"),
-        reverse("admin:accounts_accessfailurelog_change", args=[failure.pk]),
-        reverse("admin:accounts_accesslog_changelist"),
-        reverse("admin:accounts_accesslog_change", args=[log.pk]),
+        reverse("admin:accesses_accessattempt_changelist"),
+        reverse("admin:accesses_accessattempt_changelist") + "?q=ana&locked_out=yes",
+        reverse("admin:accesses_accessattempt_change", args=[attempt.pk]),
+        reverse("admin:accesses_accessattempt_delete", args=[attempt.pk]),
+        reverse("admin:accesses_accessfailurelog_changelist"),
+        reverse("admin:accesses_accessfailurelog_change", args=[failure.pk]),
+        reverse("admin:accesses_accesslog_changelist"),
+        reverse("admin:accesses_accesslog_change", args=[log.pk]),
         reverse("admin:scorecards_scorecard_changelist"),
         reverse("admin:scorecards_scorecard_change", args=[card.pk]),
+        reverse("admin:app_list", args=["accesses"]),
     ]
     for url in pages:
         response = staff_client.get(url)
@@ -182,22 +183,21 @@ def test_the_admin_is_all_spanish(staff_client, ana, ben):
         assert [e for e in ENGLISH if e in text] == [], url
         assert ENGLISH_WORDS.findall(text) == [], url
     index = staff_client.get(reverse("admin:index")).text
-    # django-axes' records, named in Spanish, in a section of their own after the players'.
+    # django-axes' records, named in Spanish, in a section of their own.
     accesses = re.search(r'<div class="app-accesses module.*?</div>', index, re.S)[0]
     for spanish in ("Accesos", "Intentos de acceso", "Fallos de acceso", "Registros de acceso"):
         assert spanish in accesses
-    assert index.index('class="app-accounts module') < index.index('class="app-accesses module')
     assert "Intentos de ana desde 192.0.2.1" in staff_client.get(pages[12]).text
     assert "Fallo de ana desde 192.0.2.1" in staff_client.get(pages[15]).text
     assert "Entrada de ana, " in staff_client.get(pages[17]).text
     users = staff_client.get(changelist()).text
     assert 'alt="Sí"' in users
     assert 'alt="No"' in users  # «Organiza» does not play
-    attempts = staff_client.get(reverse("admin:accounts_accessattempt_changelist")).text
+    attempts = staff_client.get(reverse("admin:accesses_accessattempt_changelist")).text
     assert "Quedan 3 intentos" in attempts
     assert "Bloqueado" in attempts
     done = staff_client.post(
-        reverse("admin:accounts_accessattempt_changelist"),
+        reverse("admin:accesses_accessattempt_changelist"),
         {"action": "cleanup_expired_attempts", "_selected_action": [attempt.pk]},
         follow=True,
     )
@@ -215,7 +215,7 @@ def test_the_axes_clean_up_removes_the_attempts_past_their_cool_off(staff_client
     )
     recent = AccessAttempt.objects.create(username="ben", failures_since_start=1, **seen)
     done = staff_client.post(
-        reverse("admin:accounts_accessattempt_changelist"),
+        reverse("admin:accesses_accessattempt_changelist"),
         {"action": "cleanup_expired_attempts", "_selected_action": [recent.pk]},
         follow=True,
     )
@@ -431,6 +431,39 @@ def test_a_player_with_games_cannot_be_deleted(staff_client, ana):
         changelist(), {"action": "delete_selected", "_selected_action": [ana.pk], "post": "yes"}
     )
     assert User.objects.filter(pk=ana.pk).exists()
+
+
+@pytest.mark.parametrize(
+    ("selected", "spanish", "english"),
+    [
+        (1, "lo seleccionado (jugador)", "the selected player?"),
+        (2, "lo seleccionado (jugadores)", "the selected players?"),
+    ],
+)
+def test_deleting_the_selected_players_reads_well_for_one_and_for_several(
+    staff_client, ana, ben, selected, spanish, english
+):
+    players = [ana, ben][:selected]
+    page = run_action(staff_client, "delete_selected", players).text
+    assert f"¿Seguro que quieres eliminar {spanish}?" in page
+    assert "los jugador " not in page
+    assert "Eliminar múltiples objetos" not in page
+    assert "<title>Eliminar lo seleccionado |" in page
+    done = staff_client.post(
+        changelist(),
+        {"action": "delete_selected", "_selected_action": [u.pk for u in players], "post": "yes"},
+        follow=True,
+    ).text
+    noun = "jugador" if selected == 1 else "jugadores"
+    assert f"Se eliminó lo seleccionado: {selected} {noun}." in done
+    assert "Eliminado/s" not in done
+    assert not User.objects.filter(pk__in=[u.pk for u in players]).exists()
+
+    staff_client.post("/idioma/", {"language": "en", "next": "/"})
+    others = [UserFactory(username=f"other{i}") for i in range(selected)]
+    page = run_action(staff_client, "delete_selected", others).text
+    assert f"Are you sure you want to delete {english}" in page
+    assert "<title>Delete the selection |" in page
 
 
 def test_an_organizer_of_a_card_in_progress_cannot_be_deleted(staff_client, ana):
@@ -671,13 +704,40 @@ def test_the_admin_index_reads_naturally(staff_client):
     assert "Todavía no has hecho ninguna." in index
 
 
+def test_adding_and_changing_a_player_reads_naturally(staff_client):
+    def message(response):
+        return re.sub(r"<[^>]*>", "", response.text.split('class="messagelist"')[1])
+
+    data = {"username": "lucia", "display_name": "Lucía", "password_mode": "generar"}
+    added = staff_client.post(reverse("admin:accounts_user_add"), data, follow=True)
+    assert "Se añadió el jugador «Lucía». Puedes volver a editarlo abajo." in message(added)
+    data = {"username": "marcos", "display_name": "Marcos", "password_mode": "generar"}
+    another = staff_client.post(
+        reverse("admin:accounts_user_add"), {**data, "_addanother": "1"}, follow=True
+    )
+    assert "Se añadió el jugador «Marcos». Puedes añadir otro jugador abajo." in message(another)
+    lucia = User.objects.get(username="lucia")
+    change = {
+        "username": "lucia",
+        "display_name": "Lucía Gil",
+        "is_active": "on",
+        "date_joined_0": "2026-01-01",
+        "date_joined_1": "10:00:00",
+    }
+    url = reverse("admin:accounts_user_change", args=[lucia.pk])
+    changed = staff_client.post(url, {**change, "_continue": "1"}, follow=True)
+    assert "Se modificó el jugador «Lucía Gil». Puedes volver a editarlo abajo." in message(changed)
+    saved = staff_client.post(url, change, follow=True)
+    assert "Se modificó el jugador «Lucía Gil»." in message(saved)
+
+
 def test_the_admin_quotes_names_as_the_app_does(staff_client, ana):
     added = staff_client.post(
         reverse("admin:accounts_user_add"),
         {"username": "lucia", "display_name": "Lucía", "password_mode": "generar"},
         follow=True,
     )
-    assert "Se añadió jugador «Lucía»." in re.sub(r"<[^>]*>", "", added.text)
+    assert "Se añadió el jugador «Lucía»." in re.sub(r"<[^>]*>", "", added.text)
     assert "“" not in added.text
     history = staff_client.get(reverse("admin:index")).text
     assert "“" not in history
@@ -918,11 +978,41 @@ def test_a_generated_password_ignores_the_chosen_passwords_fields(staff_client):
     assert not lucia.check_password("123")
 
 
-def test_the_index_opens_the_players_from_their_section(staff_client):
-    page = staff_client.get(reverse("admin:index")).text
-    players = page.split('class="app-accounts module')[1].split("</table>")[0]
-    assert f'href="{reverse("admin:accounts_user_changelist")}" class="section"' in players
-    assert "accesslog" not in players
-    accesses = page.split('class="app-accesses module')[1].split("</table>")[0]
-    assert "Accesos" in accesses
-    assert reverse("admin:accounts_accesslog_changelist") in accesses
+def breadcrumbs(page: str) -> list[tuple[str, str]]:
+    """The breadcrumbs' links of an admin page, as (text, address)."""
+    trail = re.search(r'<ol class="breadcrumbs">(.*?)</ol>', page, re.S)[1]
+    return re.findall(r'<a href="([^"]*)">([^<]*)</a>', trail)
+
+
+def test_the_sign_in_records_are_a_section_of_their_own_everywhere(staff_client):
+    """On the index, in the breadcrumbs and on the section's own page: «Accesos» holds the
+    sign-in records, «Jugadores» only the players."""
+    index = staff_client.get(reverse("admin:index")).text
+    players = index.split('class="app-accounts module')[1].split("</table>")[0]
+    assert "Jugadores" in players
+    assert "access" not in players
+    accesses = index.split('class="app-accesses module')[1].split("</table>")[0]
+    assert f'href="{reverse("admin:app_list", args=["accesses"])}" class="section"' in accesses
+    assert reverse("admin:accesses_accesslog_changelist") in accesses
+    home, section = reverse("admin:index"), reverse("admin:app_list", args=["accesses"])
+    for url in (
+        reverse("admin:accesses_accesslog_changelist"),
+        reverse("admin:accesses_accessattempt_changelist"),
+        reverse("admin:accesses_accessfailurelog_changelist"),
+    ):
+        assert breadcrumbs(staff_client.get(url).text)[:2] == [
+            (home, "Inicio"),
+            (section, "Accesos"),
+        ]
+    section_page = staff_client.get(section).text
+    assert "<title>Administración de Accesos " in section_page
+    for name in ("Intentos de acceso", "Fallos de acceso", "Registros de acceso"):
+        assert name in section_page
+    assert reverse("admin:accounts_user_changelist") not in section_page.split("<main")[1]
+    players_page = staff_client.get(reverse("admin:app_list", args=["accounts"])).text
+    assert reverse("admin:accounts_user_changelist") in players_page
+    assert "acceso" not in players_page.split('id="content-main"')[1].split("</table>")[0]
+    assert breadcrumbs(staff_client.get(changelist()).text) == [
+        (home, "Inicio"),
+        (reverse("admin:app_list", args=["accounts"]), "Jugadores"),
+    ]

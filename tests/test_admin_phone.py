@@ -31,6 +31,14 @@ TAPPED = ", ".join(
         # A player's check boxes («Juega»…), each with its label, and the password's choice.
         ".form-row .checkbox-row .checkbox",
         "#id_password_mode label",
+        # The list's search, its actions and its filters' headings, and each row's check
+        # box with its label.
+        "#searchbar",
+        "#changelist-search input[type=submit]",
+        ".actions select",
+        ".actions button",
+        "#changelist-filter summary",
+        "#result_list tbody .action-checkbox label",
     ]
 )
 WIDTHS = (320, 360, 390)
@@ -76,6 +84,13 @@ def test_the_admin_can_be_tapped_on_a_phone(admin_page):
         screenshot(page, ARTIFACTS / f"admin-{name}-360.png", full_page=True)
         assert page.locator(TAPPED).count() > 3, name
         assert small_targets(page) == [], name
+    # A row's check box toggles from anywhere in its label, a tap's size.
+    page.goto(pages["players"])
+    row = page.locator("#result_list tbody tr", has_text="Ana")
+    row.locator(".action-checkbox label").click(position={"x": 3, "y": 3}, timeout=2000)
+    assert row.locator("input.action-select").is_checked()
+    assert "selected" in row.get_attribute("class")
+    page.goto(pages["player"])
     # The player's page says what the password is for, without its hash.
     password = page.locator(".field-password")
     assert "pbkdf2" not in password.inner_text()
@@ -122,7 +137,7 @@ def test_the_players_pages_fit_a_phone_and_the_sections_open_what_they_say(admin
         "index": "/admin/",
         "add": "/admin/accounts/user/add/",
         "player": f"/admin/accounts/user/{ana.pk}/change/",
-        "accesses": "/admin/accounts/accesslog/",
+        "accesses": "/admin/accesses/accesslog/",
     }
     for name, url in pages.items():
         page.goto(url)
@@ -131,15 +146,18 @@ def test_the_players_pages_fit_a_phone_and_the_sections_open_what_they_say(admin
         wide = page.evaluate("document.documentElement.scrollWidth")
         assert wide <= width, (name, wide)
         assert small_targets(page) == [], name
-    # «Jugadores» opens the players; the sign-in records are a section of their own.
+    # «Jugadores» opens the players' section, and only theirs; the sign-in records are a
+    # section of their own.
     page.goto("/admin/")
     main = page.locator("#content-main")
     assert main.locator(".app-accounts tbody tr").count() == 1
-    assert "access log" not in main.locator(".app-accounts").inner_text().lower()
+    assert "acceso" not in main.locator(".app-accounts").inner_text().lower()
     assert main.locator(".app-accesses caption").text_content().strip() == "Accesos"
     assert main.locator(".app-accesses tbody tr").count() == 3
     main.locator(".app-accounts caption a").click()
-    page.wait_for_url("**/admin/accounts/user/")
+    page.wait_for_url("**/admin/accounts/")
+    assert page.locator("#content-main tbody th").all_inner_texts() == ["Jugadores"]
+    assert small_targets(page) == []
     # «Juega»: a box of 24 px in a row of 44 px that toggles it from its label.
     page.goto(f"/admin/accounts/user/{ana.pk}/change/")
     plays = page.locator("#id_plays")

@@ -2,8 +2,8 @@
 0007 moves the seat's checks into domains on PostgreSQL and 0009 puts them back on the table;
 0011's triggers look at every card a seat or a roll belongs to; 0012 and 0013 leave them as
 they are, and 0014 keeps them through SQLite's rebuilds of the card's table; accounts 0003
-adds «Juega» without taking anyone out of the game. scorecards.triggers.CURRENT is what they
-leave."""
+adds «Juega» without taking anyone out of the game; accesses 0001 takes the sign-in records'
+content types from accounts. scorecards.triggers.CURRENT is what they leave."""
 
 import io
 import json
@@ -263,6 +263,32 @@ def test_accounts_0003_keeps_every_existing_account_playing(flushable_db):
         users_at(before)  # and it undoes cleanly
     finally:
         migrate(latest())
+
+
+def test_accesses_0001_takes_the_records_content_types_from_accounts(flushable_db):
+    """The sign-in records' permissions and the admin's log of them follow the records
+    from accounts to accesses, and back when it is undone."""
+    from django.contrib.contenttypes.models import ContentType
+
+    before = [("accounts", "0006_axes_records_to_accesses"), ("accesses", None)]
+    after = [("accesses", "0001_initial")]
+
+    def migrated(targets):
+        executor = MigrationExecutor(connection)
+        executor.migrate(targets)
+
+    try:
+        migrated(before)
+        record = ContentType.objects.get(app_label="accounts", model="accesslog")
+        migrated(after)
+        record.refresh_from_db()
+        assert record.app_label == "accesses"
+        migrated(before)
+        record.refresh_from_db()
+        assert record.app_label == "accounts"
+    finally:
+        migrate(latest())
+        ContentType.objects.clear_cache()
 
 
 DIGITAL = [("scorecards", "0010_digital_play")]

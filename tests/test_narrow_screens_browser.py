@@ -1,5 +1,5 @@
-"""«Historial», a player's «Cara a cara» and «Clasificación» on the narrowest phones: long
-names, badges and six rivals, and still no sideways scroll."""
+"""«Historial», a player's «Cara a cara», «Clasificación» and the finalize confirmation on
+the narrowest phones: long names, badges and six rivals, and still no sideways scroll."""
 
 import re
 from pathlib import Path
@@ -8,7 +8,7 @@ import pytest
 
 from scorecards import services
 from tests.browsing import log_in, screenshot
-from tests.factories import UserFactory, finalized_games
+from tests.factories import UserFactory, fill, finalized_games
 
 pytestmark = pytest.mark.browser
 
@@ -142,4 +142,108 @@ def test_the_ranking_filling_up_fits_a_phone_best_first(server, browser, club, w
     assert min(heights) >= 44
     fit = sideways(page)
     assert fit["page"] <= fit["inner"], fit
+    page.context.close()
+
+
+@pytest.fixture
+def ranked_club():
+    """Seven players with names of 14 letters and no space, each with enough games to be
+    ranked."""
+    players = [UserFactory(username=f"h{i}", display_name=f"Hildegardina5{i}") for i in range(7)]
+    UserFactory(username="maxi", display_name="Maxi")
+    finalized_games(players, 12)
+    return players
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_ranking_with_long_names_fits_a_phone(server, browser, ranked_club, width):
+    page = phone(browser, server, width)
+    page.goto("/clasificacion/")
+    table = page.locator("table.ranking")
+    screenshot(page, ARTIFACTS / f"ranking-long-names-{width}.png", full_page=True)
+    assert table.locator("tbody tr").count() == 7
+    fit = sideways(page)
+    assert fit["page"] <= fit["inner"], fit
+    # Every column on the screen, «Vict.» too: nothing to scroll sideways.
+    box = table.evaluate(
+        "t => ({right: t.getBoundingClientRect().right, scroll: t.parentElement.scrollWidth,"
+        " width: t.parentElement.clientWidth})"
+    )
+    assert box["right"] <= width, box
+    assert box["scroll"] <= box["width"], box
+    # Abbreviations on the screen, the words for a screen reader.
+    assert table.locator("thead .short").all_inner_texts() == ["Pos.", "PJ", "G"]
+    for name in ["Posición", "Jugador", "Media", "Partidas", "Victorias"]:
+        assert table.get_by_role("columnheader", name=name, exact=True).count() == 1, name
+    assert page.get_by_text("PJ: partidas jugadas; G: partidas ganadas.").is_visible()
+    # A name, however it wraps, is a link a tap high.
+    heights = table.locator("tbody a").evaluate_all(
+        "links => links.map(a => a.getBoundingClientRect().height)"
+    )
+    assert min(heights) >= 44
+    page.context.close()
+
+
+def test_the_ranking_speaks_english_on_a_phone(server, browser, ranked_club):
+    page = phone(browser, server, 320)
+    page.context.add_cookies([{"name": "django_language", "value": "en", "url": server}])
+    page.goto("/clasificacion/")
+    table = page.locator("table.ranking")
+    assert table.locator("thead .short").all_inner_texts() == ["Pos.", "P", "W"]
+    for name in ["Position", "Player", "Average", "Games", "Wins"]:
+        assert table.get_by_role("columnheader", name=name, exact=True).count() == 1, name
+    assert page.get_by_text("P: games played; W: games won.").is_visible()
+    box = table.evaluate(
+        "t => ({scroll: t.parentElement.scrollWidth, width: t.parentElement.clientWidth})"
+    )
+    assert box["scroll"] <= box["width"], box
+    page.context.close()
+
+
+def test_the_ranking_spells_its_headings_out_on_a_wide_screen(server, browser, ranked_club):
+    page = phone(browser, server, 1024)
+    page.goto("/clasificacion/")
+    headings = page.locator("table.ranking thead th").all_inner_texts()
+    assert headings == ["Posición", "Jugador", "Media", "Partidas", "Victorias"]
+    assert not page.get_by_text("PJ: partidas jugadas; G: partidas ganadas.").is_visible()
+    page.context.close()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_finalize_confirmation_fits_a_phone(server, browser, ranked_club, width):
+    organizer = ranked_club[0]
+    card = services.scorecard_create(organizer=organizer, players=ranked_club[:6])
+    fill(card, chance=7)
+    page = browser.new_context(viewport={"width": width, "height": 740}, base_url=server).new_page()
+    log_in(page, organizer.username)
+    page.goto(f"/tarjetas/{card.pk}/")
+    page.get_by_role("link", name="Finalizar y guardar resultados").click()
+    dialog = page.locator("#picker-dialog[open]")
+    dialog.wait_for()
+    table = dialog.locator("table.standings")
+    screenshot(page, ARTIFACTS / f"finalize-six-players-{width}.png")
+    assert table.locator("tbody tr").count() == 6
+    # The whole table inside the dialog: the totals are not cut off.
+    box = dialog.evaluate(
+        "d => ({scroll: d.scrollWidth, width: d.clientWidth,"
+        " table: d.querySelector('table').getBoundingClientRect().right,"
+        " inside: d.getBoundingClientRect().right})"
+    )
+    assert box["scroll"] <= box["width"], box
+    assert box["table"] <= box["inside"], box
+    # Each heading over its column.
+    aligned = table.evaluate(
+        """t => [...t.tHead.rows[0].cells].map((head, i) => {
+            const cell = t.tBodies[0].rows[0].cells[i];
+            const [h, c] = [head, cell].map(e => {
+                const r = document.createRange(); r.selectNodeContents(e);
+                return r.getBoundingClientRect(); });
+            const style = getComputedStyle(cell).textAlign;
+            return style === "right" ? Math.abs(h.right - c.right) : Math.abs(h.left - c.left);
+        })"""
+    )
+    assert max(aligned) <= 2, aligned
+    assert table.locator("thead .short").all_inner_texts() == ["Pos."]
+    for name in ["Posición", "Jugador", "Total"]:
+        assert table.get_by_role("columnheader", name=name, exact=True).count() == 1, name
     page.context.close()
