@@ -14,7 +14,6 @@ from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils.decorators import method_decorator
-from django.utils.html import format_html
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.debug import sensitive_variables
@@ -262,10 +261,6 @@ class UserAdmin(BaseUserAdmin):
                 is_guest_now=ExpressionWrapper(GUEST, output_field=BooleanField()),
             )
         )
-
-    def action_checkbox(self, obj):
-        """Django's check box in a label a tap's size, which toggles it too (admin.css)."""
-        return format_html("<label>{}</label>", super().action_checkbox(obj))
 
     @admin.display(description=_("partidas"), ordering="game_count")
     def games(self, user):
