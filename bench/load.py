@@ -444,7 +444,7 @@ class DigitalPhone(Phone):
 
     def absorb(self, text: str) -> bool:
         versioned = super().absorb(text)
-        if (turn := read_turn(text)) is not None:
+        if (turn := read_turn(text, self.turn.seat if self.turn else None)) is not None:
             self.turn = turn
             if turn.over:
                 self.over = self.card  # the page no longer polls

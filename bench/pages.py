@@ -56,13 +56,18 @@ class Turn:
         return self.seat is None
 
 
-def read_turn(text: str) -> Turn | None:
-    """The turn an answer shows; None if it shows no card's headings (a 204, an error)."""
+def read_turn(text: str, seat: int | None = None) -> Turn | None:
+    """The turn an answer shows; None if it shows neither the card's headings nor, in a
+    patch without a box written (a roll: the headings are as they were), the turn of
+    `seat`, the one the phone showed (a 204, an error)."""
     heads = HEADS.search(text or "")
-    if heads is None:
+    if heads is not None:
+        columns = tags(heads[1], "th")[1:]  # after the «Casilla» heading
+        seat = next(
+            (i for i, th in enumerate(columns) if "turn" in th.get("class", "").split()), None
+        )
+    elif seat is None or SECTION.search(text or "") is None:
         return None
-    columns = tags(heads[1], "th")[1:]  # after the «Casilla» heading
-    seat = next((i for i, th in enumerate(columns) if "turn" in th.get("class", "").split()), None)
     shown = next(
         (i.get("value", "") for i in tags(text, "input") if i.get("id") == "sheet-version"), ""
     )

@@ -214,7 +214,7 @@ def test_the_digital_phones_play_a_whole_game_as_the_bench_does(db, settings):
             else:
                 continue
             if answer.status_code == 200:
-                turns[i] = read_turn(answer.content.decode())
+                turns[i] = read_turn(answer.content.decode(), turn.seat)
                 assert turns[i] is not None
     card.refresh_from_db()
     assert card.is_finalized
