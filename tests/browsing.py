@@ -45,3 +45,26 @@ def go_online(context):
 
 def _disconnected(route):
     route.abort("internetdisconnected")
+
+
+def table_fit(table) -> dict:
+    """Where a table ends on the screen, and how wide its box is and scrolls."""
+    return table.evaluate(
+        "t => ({right: t.getBoundingClientRect().right, scroll: t.parentElement.scrollWidth,"
+        " width: t.parentElement.clientWidth})"
+    )
+
+
+def misalignment(table) -> list[float]:
+    """How far each heading's text is from its column's first cell's, in px: by their
+    right edges where the cell aligns right, by their left edges otherwise."""
+    return table.evaluate(
+        """t => [...t.tHead.rows[0].cells].map((head, i) => {
+            const cell = t.tBodies[0].rows[0].cells[i];
+            const [h, c] = [head, cell].map(e => {
+                const r = document.createRange(); r.selectNodeContents(e);
+                return r.getBoundingClientRect(); });
+            const style = getComputedStyle(cell).textAlign;
+            return style === "right" ? Math.abs(h.right - c.right) : Math.abs(h.left - c.left);
+        })"""
+    )

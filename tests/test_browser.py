@@ -8,7 +8,7 @@ import pytest
 from scorecards.labels import box_name
 from scorecards.models import Scorecard
 from scorecards.rules import Category
-from tests.browsing import log_in, screenshot
+from tests.browsing import log_in, misalignment, screenshot
 from tests.factories import PASSWORD, UserFactory, make_scorecard
 
 pytestmark = pytest.mark.browser
@@ -96,16 +96,7 @@ def test_the_seed_flow_on_a_phone(phone):
         "2º\tCarla\t145",
     ]
     # Each heading lines up with its column, and the button stands clear of the table.
-    aligned = dialog.locator("table.standings").evaluate(
-        """t => [...t.tHead.rows[0].cells].map((head, i) => {
-            const cell = t.tBodies[0].rows[0].cells[i];
-            const [h, c] = [head, cell].map(e => {
-                const r = document.createRange(); r.selectNodeContents(e);
-                return r.getBoundingClientRect(); });
-            const style = getComputedStyle(cell).textAlign;
-            return style === "right" ? Math.abs(h.right - c.right) : Math.abs(h.left - c.left);
-        })"""
-    )
+    aligned = misalignment(dialog.locator("table.standings"))
     assert max(aligned) <= 2, aligned
     table = dialog.locator("table.standings").bounding_box()
     button = dialog.get_by_role("button", name="Finalizar y guardar resultados").bounding_box()

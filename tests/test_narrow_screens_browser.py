@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from scorecards import services
-from tests.browsing import log_in, screenshot
+from tests.browsing import log_in, misalignment, screenshot, table_fit
 from tests.factories import UserFactory, fill, finalized_games
 
 pytestmark = pytest.mark.browser
@@ -92,10 +92,7 @@ def test_head_to_head_with_six_rivals_fits_a_phone(server, browser, club, width)
     fit = sideways(page)
     assert fit["page"] <= fit["inner"], fit
     # The whole table in the screen's width: no column cut off, nothing to scroll.
-    box = table.evaluate(
-        "t => ({right: t.getBoundingClientRect().right, scroll: t.parentElement.scrollWidth,"
-        " width: t.parentElement.clientWidth})"
-    )
+    box = table_fit(table)
     assert box["right"] <= width
     assert box["scroll"] <= box["width"]
     # Letters on the screen, the words for a screen reader.
@@ -165,10 +162,7 @@ def test_the_ranking_with_long_names_fits_a_phone(server, browser, ranked_club, 
     fit = sideways(page)
     assert fit["page"] <= fit["inner"], fit
     # Every column on the screen, «Vict.» too: nothing to scroll sideways.
-    box = table.evaluate(
-        "t => ({right: t.getBoundingClientRect().right, scroll: t.parentElement.scrollWidth,"
-        " width: t.parentElement.clientWidth})"
-    )
+    box = table_fit(table)
     assert box["right"] <= width, box
     assert box["scroll"] <= box["width"], box
     # Abbreviations on the screen, the words for a screen reader.
@@ -193,9 +187,7 @@ def test_the_ranking_speaks_english_on_a_phone(server, browser, ranked_club):
     for name in ["Position", "Player", "Average", "Games", "Wins"]:
         assert table.get_by_role("columnheader", name=name, exact=True).count() == 1, name
     assert page.get_by_text("P: games played; W: games won.").is_visible()
-    box = table.evaluate(
-        "t => ({scroll: t.parentElement.scrollWidth, width: t.parentElement.clientWidth})"
-    )
+    box = table_fit(table)
     assert box["scroll"] <= box["width"], box
     page.context.close()
 
@@ -232,16 +224,7 @@ def test_the_finalize_confirmation_fits_a_phone(server, browser, ranked_club, wi
     assert box["scroll"] <= box["width"], box
     assert box["table"] <= box["inside"], box
     # Each heading over its column.
-    aligned = table.evaluate(
-        """t => [...t.tHead.rows[0].cells].map((head, i) => {
-            const cell = t.tBodies[0].rows[0].cells[i];
-            const [h, c] = [head, cell].map(e => {
-                const r = document.createRange(); r.selectNodeContents(e);
-                return r.getBoundingClientRect(); });
-            const style = getComputedStyle(cell).textAlign;
-            return style === "right" ? Math.abs(h.right - c.right) : Math.abs(h.left - c.left);
-        })"""
-    )
+    aligned = misalignment(table)
     assert max(aligned) <= 2, aligned
     assert table.locator("thead .short").all_inner_texts() == ["Pos."]
     for name in ["Posición", "Jugador", "Total"]:
