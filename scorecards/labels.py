@@ -5,10 +5,11 @@ from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts.names import fold
+from scorecards import rules
 from scorecards.rules import Category
 
 # The bonus count line is edited like a box, but it is not a rules.Category.
-BONUS_BOX = "yahtzee_bonuses"
+BONUS_BOX = rules.BONUS_LINE
 
 BOX_LABELS = {
     Category.ONES: _("Unos"),

@@ -60,6 +60,21 @@ def replayed(scorecard, key, *, kind, seat, box, value) -> Change | None:
     return change
 
 
+def replayed_undo(scorecard, key) -> Change | None:
+    """The undo made when first sent with key, as replayed() for a box; Refused (422) when
+    key made another write."""
+    change = scorecard.changes.filter(key=key).first() if key else None
+    if change is not None and change.kind != Change.Kind.UNDO:
+        raise Refused(
+            _(
+                "Esta clave (Idempotency-Key) ya se usó en esta tarjeta para otra anotación: "
+                "no se ha anotado nada."
+            ),
+            status=422,
+        )
+    return change
+
+
 def keyed(write):
     """A write that takes key=, with the database as the last guard: should another request
     with the same key record its change first after all (the card's lock queues them),

@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import NamedTuple
 
 __all__ = [
+    "BONUS_LINE",
     "DICE",
     "FACES",
     "LOWER",
@@ -25,7 +26,10 @@ __all__ = [
     "Problem",
     "Totals",
     "allowed_scores",
+    "allowed_values",
+    "bonus_line_limit",
     "choices",
+    "five_of_a_kind",
     "inconsistencies",
     "is_extra_yahtzee",
     "joker_boxes",
@@ -199,6 +203,32 @@ _JOKER_VALUES: dict[Category, frozenset[int]] = {
 def allowed_scores(category: Category | str) -> frozenset[int]:
     """Every value a real roll can leave in a box, joker values and scratches included."""
     return _ALLOWED[Category(category)]
+
+
+# The card's line of extra Yahtzees: it holds how many, not points.
+BONUS_LINE = "yahtzee_bonuses"
+
+
+def allowed_values(box: str) -> list[int]:
+    """What a box of the card may hold, in the order a picker offers it: a category's
+    scores, or the bonus line's count of extra Yahtzees."""
+    if box == BONUS_LINE:
+        return list(range(MAX_YAHTZEE_BONUSES + 1))
+    return sorted(allowed_scores(box))
+
+
+def bonus_line_limit(scores: Mapping[Category | str, int | None], count: int) -> int:
+    """The most extra Yahtzees the bonus line may be set to now, from `count`: any number
+    after a 50 in Yahtzee; without it there is no bonus, so the line may only go down."""
+    return MAX_YAHTZEE_BONUSES if yahtzee_bonus_due(scores) else count
+
+
+def five_of_a_kind(box: str) -> int | None:
+    """The score in an upper box that only five of its face make (15 in Treses): once a
+    player has 50 in Yahtzee, that may be an extra Yahtzee, worth +100 (the picker asks).
+    None for the other boxes, where a score says nothing of five of a kind."""
+    face = _FACE_OF.get(box)
+    return face * DICE if face else None
 
 
 @dataclass(frozen=True, slots=True)

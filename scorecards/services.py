@@ -40,12 +40,6 @@ class Written(NamedTuple):
     replayed: bool = False
 
 
-def allowed_values(box: str) -> list[int]:
-    if box == BONUS_BOX:
-        return list(range(rules.MAX_YAHTZEE_BONUSES + 1))
-    return sorted(rules.allowed_scores(box))
-
-
 def parse_value(raw) -> int | None:
     """'' means «Sin anotar»; anything else must be a plain non-negative integer."""
     if raw is None or raw == "":
@@ -78,7 +72,7 @@ def card_in_play(scorecard_id, user, *, lock) -> Scorecard:
     cards = Scorecard.objects.select_for_update(of=("self",)) if lock else Scorecard.objects
     scorecard = cards.seen(scorecard_id, user)
     if scorecard.is_finalized:
-        raise Refused(str(FinalizedError.message), status=409)
+        raise Refused(str(FinalizedError.message), status=409, reason="closed")
     return scorecard
 
 
@@ -363,7 +357,7 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author, key=None) -> Wr
                 % {"player": isolate_text(seat.player.name)},
                 status=409,
             )
-        if box == BONUS_BOX and new > current and not rules.yahtzee_bonus_due(seat.scores):
+        if box == BONUS_BOX and new > rules.bonus_line_limit(seat.scores, current):
             # Without 50 in Yahtzee there is no bonus: refused now, not only at the end,
             # or the total and the live positions would count it meanwhile.
             raise Refused(
@@ -381,7 +375,7 @@ def _box_values(box, value, was) -> tuple[int | None, int | None]:
         raise Refused(_("Esa casilla no existe."), status=404)
     new = (parse_value(value) or 0) if box == BONUS_BOX else parse_value(value)
     seen = parse_value(was)
-    if new is not None and new not in allowed_values(box):
+    if new is not None and new not in rules.allowed_values(box):
         raise Refused(
             _("%(box)s: %(value)s no es una puntuación posible.")
             % {"box": box_label(box), "value": new}
@@ -438,14 +432,19 @@ def _joker_roll(face, box) -> tuple[int, Category]:
     return int(text), category
 
 
-def change_undo(*, scorecard_id, author, version) -> Written:
+@once.keyed
+def change_undo(*, scorecard_id, author, version, key=None) -> Written:
     """Undo the latest change not yet undone, restoring every value it wrote.
 
     version is the card version the person saw, and is required: if the card changed
-    since (another device wrote, or this is a replayed request), nothing is undone.
+    since (another device wrote), nothing is undone. An undo sent again with the key
+    its card already holds (the outbox's, its answer lost) is taken once.
     """
     with transaction.atomic():
         scorecard = organized_card(scorecard_id, author, by_hand=True)
+        key = once.parse_key(key)
+        if change := once.replayed_undo(scorecard, key):
+            return Written(scorecard, change, replayed=True)
         _check_version(
             scorecard,
             version,
@@ -469,7 +468,7 @@ def change_undo(*, scorecard_id, author, version) -> Written:
             if getattr(seat, box) != new:
                 raise Refused(_("La tarjeta cambió después: no se puede deshacer."), status=409)
             items.append(_set(seat, box, old))
-        return _record(scorecard, author, Change.Kind.UNDO, items, undoes=target)
+        return _record(scorecard, author, Change.Kind.UNDO, items, undoes=target, key=key)
 
 
 def scorecard_finalize(*, scorecard_id, author, version=None) -> Scorecard:
@@ -524,4 +523,4 @@ def scorecard_discard(*, scorecard_id, author) -> None:
         try:
             scorecard.delete()
         except IntegrityError:
-            raise Refused(str(FinalizedError.message), status=409) from None
+            raise Refused(str(FinalizedError.message), status=409, reason="closed") from None

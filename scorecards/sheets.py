@@ -159,6 +159,8 @@ def bonus_line(seat, totals: rules.Totals, *, links: bool) -> dict:
     }
     if links:
         line["url"] = reverse("box", args=[seat.scorecard_id, seat.pk, BONUS_BOX])
+        # The most its picker offers (the others disabled): without a 50, no more.
+        line["limit"] = rules.bonus_line_limit(seat.scores, count)
         if seat.yahtzee is not None:
             line["joker"] = reverse("joker", args=[seat.scorecard_id, seat.pk])
         line["said"] = _("Bonus Yahtzee — %(name)s: %(count)s × 100") % {  # noqa: RUF001 (the msgid)
@@ -196,7 +198,8 @@ def parts(scorecard, *, since=None, changes=None) -> dict:
             "place": place,
             "missing": max(0, rules.UPPER_BONUS_THRESHOLD - totals.upper),
             "turn": turn is not None and turn.seat == seat,
-            # What the organizer's picker of the bonus line says (dados.js reads them).
+            # Whether the organizer's pickers say there is no bonus, or ask whether five
+            # of a kind was an extra Yahtzee (picker.js reads it from the bonus line).
             "bonus_due": rules.yahtzee_bonus_due(seat.scores),
             "bonus": bonus_line(seat, totals, links=by_hand),
         }
@@ -317,21 +320,56 @@ def rematch(finished) -> dict:
     return {"starter": players[0], "order": reverse("scorecard_order") + "?" + query}
 
 
-def offer(box: str) -> dict:
-    """What a box's picker offers, as rules.py allows it: the values, each with the points
-    it adds (the bonus line's count of extra Yahtzees), and whether a 0 scratches it. The
-    organizer's page carries every box's, to open a picker without asking (dados.js)."""
-    points = rules.YAHTZEE_BONUS if box == BONUS_BOX else None
-    return {
+def picker(scorecard, box: str, seat=None, *, dice=()) -> dict:
+    """What a box's picker shows (picker.html): the values rules.py allows, each with the
+    points it adds (the bonus line's count of extra Yahtzees), whether a 0 scratches it,
+    and, for a seat, its player, its value and its addresses; with five dice typed in
+    («Con dados»), the score they make, or the extra Yahtzee they are. Without a seat, the
+    copy the organizer's card page opens from a tap (picker.js fills in the player)."""
+    bonus_line = box == BONUS_BOX
+    points = rules.YAHTZEE_BONUS if bonus_line else None
+    five = rules.five_of_a_kind(box)
+    context = {
+        "box": box,
         "label": box_label(box),
+        "copy": seat is None,
         "values": [
-            [value, f"+{value * points}" if points else ""]
-            for value in services.allowed_values(box)
-            if value != 0 or box == BONUS_BOX
+            (value, f"+{value * points}" if points else "")
+            for value in rules.allowed_values(box)
+            if value != 0 or bonus_line
         ],
-        "scratch": box not in (Category.CHANCE, BONUS_BOX),
+        "can_scratch": box not in (Category.CHANCE, BONUS_BOX),
+        "bonus_line": bonus_line,
+        "five": five,
+        "five_face": five // rules.DICE if five else None,
+        # An extra Yahtzee is entered from its own picker, reached from these two.
+        "joker_box": box in (Category.YAHTZEE, BONUS_BOX),
         # «Con dados»: the score five dice make (the bonus line counts, it has none).
-        "dice": box != BONUS_BOX,
+        "with_dice": not bonus_line,
+        "faces": range(1, rules.FACES + 1),
+        "dice": dice,
+        "dice_text": "".join(str(d) for d in dice),
+    }
+    if seat is None:
+        return context
+    current = getattr(seat, box)
+    rolled = len(dice) == rules.DICE and not bonus_line
+    # An extra Yahtzee is placed by the joker order (and adds the +100 after a 50), not by
+    # this picker, which would offer 0 in Full for 44444. The Yahtzee box's own picker
+    # corrects that box.
+    extra = rolled and box != Category.YAHTZEE and rules.is_extra_yahtzee(dice, seat.scores)
+    due = rules.yahtzee_bonus_due(seat.scores)
+    return context | {
+        "name": seat.player.name,
+        "cell": cell_id(seat, box),
+        "current": current,
+        "address": reverse("box", args=[scorecard.pk, seat.pk, box]),
+        "joker": reverse("joker", args=[scorecard.pk, seat.pk]) if seat.yahtzee is not None else "",
+        "refused": bonus_line and not due,
+        "limit": rules.bonus_line_limit(seat.scores, current) if bonus_line else None,
+        "asks": due,
+        "proposed": rules.score(dice, box) if rolled and not extra else None,
+        "extra_face": dice[0] if extra else None,
     }
 
 

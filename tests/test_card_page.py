@@ -259,12 +259,13 @@ def test_the_bonus_picker_shows_points_and_leads_to_the_extra_yahtzee(
     seat = seat_of(card, ana)
     url = reverse("box", args=[card.pk, seat.pk, BONUS_BOX])
     html = org_client.get(url).text
-    assert "Ana</bdi> no tiene 50 en Yahtzee" in html
+    assert 'data-fill="refused"><bdi>Ana</bdi> no tiene 50 en Yahtzee' in html
     assert re.search(r'value="1" disabled data-shown="\+100">1 <small>\+100</small>', html)
-    assert "+ Yahtzee adicional" not in html  # nothing in Yahtzee yet
+    assert '<p class="joker-offer" hidden>' in html  # nothing in Yahtzee yet
     enter(card, seat, organizer, yahtzee=50)
     html = org_client.get(url).text
-    assert "no tiene 50" not in html
+    assert 'data-fill="refused" hidden>' in html
+    assert '<p class="joker-offer">' in html
     assert re.search(r'value="3" data-shown="\+300">3 <small>\+300</small>', html)
     assert f'href="{reverse("joker", args=[card.pk, seat.pk])}"' in html
     yahtzee_picker = org_client.get(reverse("box", args=[card.pk, seat.pk, "yahtzee"])).text

@@ -467,7 +467,7 @@ def box_outcome(user, card, seat, box, value, was):
         raise Refusal("malformed") from None
     if box == BONUS_BOX:
         new = new or 0  # «Sin anotar» on the bonus line: no bonuses (the column is NOT NULL)
-    if new is not None and new not in services.allowed_values(box):
+    if new is not None and new not in rules.allowed_values(box):
         raise Refusal("impossible score")
     if seat is None or seat.scorecard_id != card.pk:
         raise Refusal("seat")
@@ -511,7 +511,7 @@ def test_box_writes_survive_hostile_data(world, data):
         seat = Seat.objects.filter(pk=url_int(seat_text) or 0).first()
         current = getattr(seat, box) if seat and box in services.BOXES else None
         current_text = "" if current is None else str(current)
-        allowed = [str(v) for v in services.allowed_values(box)] if box in services.BOXES else ["5"]
+        allowed = [str(v) for v in rules.allowed_values(box)] if box in services.BOXES else ["5"]
         value = data.draw(sent(mostly(st.sampled_from([*allowed, ""]), JUNK)), label="value")
         was = data.draw(
             sent(
@@ -921,7 +921,7 @@ def test_a_replayed_box_write_is_refused_once_the_box_has_moved_on(world, data):
             seat.yahtzee_bonuses = 0
             seat.save()
         current = getattr(seat, box)
-        values = [*services.allowed_values(box), *([None] if box != BONUS_BOX else [])]
+        values = [*rules.allowed_values(box), *([None] if box != BONUS_BOX else [])]
         first = data.draw(st.sampled_from([v for v in values if v != current]), label="first")
         then = [v for v in values if v not in (first, current)]
         hypothesis.assume(then)

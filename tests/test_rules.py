@@ -115,6 +115,10 @@ def test_public_names_are_exactly_the_documented_ones():
         "score",
         "joker_score",
         "allowed_scores",
+        "allowed_values",
+        "BONUS_LINE",
+        "bonus_line_limit",
+        "five_of_a_kind",
         "totals",
         "inconsistencies",
         "Problem",
@@ -689,3 +693,21 @@ def test_the_yahtzee_bonus_is_due_only_after_a_50(yahtzee, due):
 def test_is_extra_yahtzee_refuses_what_is_not_a_roll():
     with pytest.raises(ValueError, match="A roll is 5 dice"):
         rules.is_extra_yahtzee([6, 6, 6, 6], {})
+
+
+def test_allowed_values_are_a_box_s_scores_or_the_bonus_line_s_count():
+    assert rules.allowed_values("twos") == [0, 2, 4, 6, 8, 10]
+    assert rules.allowed_values(rules.BONUS_LINE) == list(range(rules.MAX_YAHTZEE_BONUSES + 1))
+
+
+def test_without_a_50_the_bonus_line_may_only_go_down():
+    card = {c: None for c in Category}
+    assert rules.bonus_line_limit({**card, Category.YAHTZEE: 0}, 2) == 2
+    assert rules.bonus_line_limit(card, 0) == 0
+    assert rules.bonus_line_limit({**card, Category.YAHTZEE: 50}, 2) == rules.MAX_YAHTZEE_BONUSES
+
+
+def test_five_of_a_kind_is_the_upper_box_s_top_score_only():
+    assert [rules.five_of_a_kind(c) for c in rules.UPPER] == [5, 10, 15, 20, 25, 30]
+    assert rules.five_of_a_kind(Category.CHANCE) is None
+    assert rules.five_of_a_kind(rules.BONUS_LINE) is None

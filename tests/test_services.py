@@ -67,8 +67,8 @@ def test_anything_else_is_not_a_score(raw):
 
 
 def test_the_values_a_box_may_take():
-    assert services.allowed_values("fours") == [0, 4, 8, 12, 16, 20]
-    assert services.allowed_values(BONUS_BOX) == list(range(rules.MAX_YAHTZEE_BONUSES + 1))
+    assert rules.allowed_values("fours") == [0, 4, 8, 12, 16, 20]
+    assert rules.allowed_values(BONUS_BOX) == list(range(rules.MAX_YAHTZEE_BONUSES + 1))
 
 
 # scorecard_create

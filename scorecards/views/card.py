@@ -22,7 +22,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
-from scorecards import live, rules, services, sheets
+from scorecards import live, services, sheets
 from scorecards.models import BOXES, Scorecard
 
 
@@ -73,8 +73,7 @@ def scorecard_detail(request, pk):
         "token_forms": TOKEN_FORMS,
     }
     if access.writes_by_hand:
-        context["pickers"] = {box: sheets.offer(box) for box in BOXES}
-        context["faces"] = range(1, rules.FACES + 1)
+        context["pickers"] = [sheets.picker(scorecard, box) for box in BOXES]
     return render(request, "scorecards/card.html", context)
 
 

@@ -25,11 +25,22 @@ from scorecards.services import Refused, Written
 from scorecards.views.card import card_for, patch_answer, sheet_answer
 
 
-def _refused(request, pk, refused: Refused):
-    """Answer a refused write: the message in the card fragment, or back on the page."""
+def _refused(request, pk, refused: Refused, written=None):
+    """Answer a refused write: the message in the card fragment, or back on the page.
+
+    For the phone's outbox (static/js/outbox.js), a write to a box refused as a conflict
+    (409) also says what that box holds now (X-Dados-Now: the value, or empty for «sin
+    anotar»), so that a write whose value is already there counts as taken; and why, when
+    the card is finalized (X-Dados-Refusal: closed)."""
     if request.htmx:
         scorecard = card_for(request, pk)
         response = sheet_answer(scorecard, error=refused.message, status=refused.status)
+        if refused.reason:
+            response["X-Dados-Refusal"] = refused.reason
+        seat = scorecard.seat(written[0]) if written and written[1] in BOXES else None
+        if refused.status == 409 and seat is not None:
+            now = getattr(seat, written[1])
+            response["X-Dados-Now"] = "" if now is None else str(now)
         if request.htmx.target == "picker":
             # Asked for a picker or the confirmation: the sheet with its message replaces
             # the sheet, not the dialog's content.
@@ -48,7 +59,10 @@ def answers_refusals(view):
         try:
             return view(request, pk, *args, **kwargs)
         except Refused as refused:
-            return _refused(request, pk, refused)
+            # The box a write names: in its address, or the joker's in its form.
+            box = kwargs.get("box") or request.POST.get("box")
+            written = (kwargs["seat_id"], box) if "seat_id" in kwargs and box else None
+            return _refused(request, pk, refused, written)
 
     return wrapped
 
@@ -105,30 +119,7 @@ def _box_picker(request, pk, seat_id, box):
     if box not in BOXES or seat is None:
         raise Http404
     dice = _dice(request.GET.get("dados", ""))
-    rolled = len(dice) == rules.DICE and box != BONUS_BOX
-    # An extra Yahtzee is placed by the joker order (and adds the +100 after a 50), not by
-    # this picker, which would offer 0 in Full for 44444. The Yahtzee box's own picker
-    # corrects that box.
-    extra = rolled and box != Category.YAHTZEE and rules.is_extra_yahtzee(dice, seat.scores)
-    offer = sheets.offer(box)  # as the organizer's page opens it without asking
-    context = {
-        "scorecard": scorecard,
-        "seat": seat,
-        "box": box,
-        "label": offer["label"],
-        "current": getattr(seat, box),
-        "values": offer["values"],
-        "can_scratch": offer["scratch"],
-        "dice": dice,
-        "dice_text": "".join(str(d) for d in dice),
-        "faces": range(1, rules.FACES + 1),
-        "proposed": rules.score(dice, box) if rolled and not extra else None,
-        "extra_face": dice[0] if extra else None,
-        "with_dice": box != BONUS_BOX,
-        "bonus_refused": box == BONUS_BOX and not rules.yahtzee_bonus_due(seat.scores),
-        # An extra Yahtzee is entered from its own picker, reached from these two.
-        "joker_offered": box in (Category.YAHTZEE, BONUS_BOX) and seat.yahtzee is not None,
-    }
+    context = {"scorecard": scorecard, "picker": sheets.picker(scorecard, box, seat, dice=dice)}
     template = "scorecards/picker.html#picker" if request.htmx else "scorecards/picker.html"
     return render(request, template, context)
 
@@ -192,7 +183,10 @@ def _joker_picker(request, pk, seat_id):
 @answers_refusals
 def undo(request, pk):
     written = services.change_undo(
-        scorecard_id=pk, author=request.user, version=request.POST.get("version")
+        scorecard_id=pk,
+        author=request.user,
+        version=request.POST.get("version"),
+        key=request.headers.get("Idempotency-Key"),
     )
     return _saved(request, written)
 
