@@ -12,7 +12,11 @@ MINIFIED = {"js/": jsmin, "css/": cssmin}
 
 class MinifiedStaticFilesStorage(CompressedManifestStaticFilesStorage):
     """WhiteNoise's storage (hashed names, compressed copies), with the app's own JavaScript
-    and CSS minified as collectstatic saves them. A file's hash still follows its source."""
+    and CSS minified as collectstatic saves them. A file's hash still follows its source.
+    The modules' imports name each other by their hashed names (Django's own rewriting), so
+    a phone never mixes two releases' modules."""
+
+    support_js_module_import_aggregation = True
 
     def _save(self, name, content):
         minify = next((m for folder, m in MINIFIED.items() if name.startswith(folder)), None)

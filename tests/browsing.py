@@ -68,3 +68,12 @@ def misalignment(table) -> list[float]:
             return style === "right" ? Math.abs(h.right - c.right) : Math.abs(h.left - c.left);
         })"""
     )
+
+
+# The page's outbox module (static/js/outbox.js), imported at its hashed address.
+OUTBOX = "import(document.querySelector('link[rel=modulepreload][href*=\"/outbox.\"]').href)"
+
+
+def kept_writes(page) -> int:
+    """How many writes the page's user has kept in the outbox (IndexedDB)."""
+    return page.evaluate(f"{OUTBOX}.then(o => o.list(document.body.dataset.user)).then(w => w.length)")

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
-from tests.browsing import go_offline, go_online, log_in, screenshot
+from tests.browsing import go_offline, go_online, kept_writes, log_in, screenshot
 from tests.liveserver import django_script, query
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
@@ -209,8 +209,7 @@ def test_deshacer_right_after_a_tap_offline_takes_it_back_and_nothing_is_sent(ph
     olga.evaluate("window.dispatchEvent(new Event('online'))")
     olga.wait_for_timeout(1000)
     assert changes(site, "physical") == 0
-    kept = olga.evaluate("DadosOutbox.list(document.body.dataset.user).then(w => w.length)")
-    assert kept == 0
+    assert kept_writes(olga) == 0
 
 
 # Ana's box, written by Olga on another device (the server's own write, as a page's).
@@ -323,8 +322,7 @@ def test_digital_play_offline_says_it_needs_the_network_and_queues_nothing(phone
     olga.get_by_role("button", name=re.compile("Tirar")).click()
     expect(olga.locator("#net-error")).to_have_text(re.compile("necesita conexión"))
     go_online(olga.context)
-    count = olga.evaluate("DadosOutbox.list(document.body.dataset.user).then(w => w.length)")
-    assert count == 0
+    assert kept_writes(olga) == 0
 
 
 def test_the_service_worker_keeps_only_the_card_pages_seen(phones, site):

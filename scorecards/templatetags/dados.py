@@ -1,5 +1,6 @@
 import segno
 from django import template
+from django.templatetags.static import static
 from django.utils.safestring import mark_safe
 
 from accounts.names import isolate, isolate_text, names_html
@@ -44,3 +45,15 @@ def qr_code(text) -> str:
             dark="#000", light="#fff", border=4, omitsize=True, svgclass="qr-code", lineclass=None
         )
     )
+
+
+# The page's ES modules (static/js/dados.js imports them), which every page loads and the
+# service worker keeps (scorecards.views.offline).
+MODULES = ("session", "live", "unsent", "outbox", "messages", "picker", "turn", "page")
+
+
+@register.simple_tag
+def modules() -> list[str]:
+    """The addresses of the modules dados.js imports, for the page to ask for them at once
+    (modulepreload) rather than one import after another on a slow network."""
+    return [static(f"js/{name}.js") for name in MODULES]

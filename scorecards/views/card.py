@@ -43,11 +43,14 @@ def sheet_answer(scorecard, *, error=None, status=200) -> HttpResponse:
     return response
 
 
-def patch_answer(content, since) -> HttpResponse:
+def patch_answer(content, since, version) -> HttpResponse:
+    """A patch from version `since` to `version`: the page applies it unless it shows
+    `version` or a later one already (live.js), and asks for what it missed when it is
+    behind `since`."""
     response = HttpResponse(content)
     response["HX-Reswap"] = "none"
-    # The page drops it if it no longer shows `since` (a later answer got there first).
     response["X-Dados-Base"] = since
+    response["X-Dados-To"] = version
     return response
 
 
@@ -98,7 +101,7 @@ def scorecard_live(request, pk):
         if since is None or (cells := sheets.cells_since(scorecard, since)) is None:
             return sheet_answer(scorecard)
         content, found = sheets.patch(scorecard, since, cells)
-    response = patch_answer(content, since)
+    response = patch_answer(content, since, card["version"])
     response["X-Dados-Shared"] = "hit" if found else "miss"
     return response
 

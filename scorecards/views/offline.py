@@ -20,11 +20,13 @@ from django.urls import reverse
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
 
+from scorecards.templatetags.dados import MODULES
+
 # What every page loads (base.html, card.html), kept on the phone from the install on.
 PRECACHED = (
     "css/dados.css",
     "js/dados.js",
-    "js/outbox.js",
+    *(f"js/{name}.js" for name in MODULES),
     "img/dados.svg",
     "img/apple-touch-icon.png",
     "img/icon-192.png",
@@ -43,7 +45,10 @@ def service_worker(request):
         "precached": json.dumps(urls),
         "outbox": static("js/outbox.js"),
         "offline": reverse("offline"),
-        "forget": json.dumps([reverse("logout"), reverse("login")]),
+        # Logging out or in, the app's way or the admin's, forgets the pages kept.
+        "forget": json.dumps(
+            [reverse("logout"), reverse("login"), reverse("admin:logout"), reverse("admin:login")]
+        ),
         # A card page's address, as a pattern: the pages the worker keeps.
         "card": "^" + re.escape(reverse("scorecard", args=[12345])).replace("12345", r"\d+") + "$",
         "admin": reverse("admin:index"),

@@ -84,7 +84,8 @@ def _saved(request, written: Written):
         cells = [sheets.cell(scorecard.seat(seat_id), box) for seat_id, box, *_ in items]
         cells = [c for c in cells if c["box"] != BONUS_BOX]
         # Rendered here for everyone: the table's streams and polls find it in the cache.
-        response = patch_answer(sheets.patch(scorecard, since, cells, made=made)[0], since)
+        content = sheets.patch(scorecard, since, cells, made=made)[0]
+        response = patch_answer(content, since, scorecard.version)
     else:
         response = sheet_answer(scorecard)
     if replayed:
@@ -224,7 +225,7 @@ def hold(request, pk):
         return redirect("scorecard", pk=pk)
     if scorecard.version == since:
         return HttpResponse(status=204)  # held already: nothing moved
-    return patch_answer(sheets.held(scorecard), since)
+    return patch_answer(sheets.held(scorecard), since, scorecard.version)
 
 
 @login_required

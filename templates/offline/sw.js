@@ -7,9 +7,10 @@
 //     a page marked no-store. Logging out or in forgets every page kept.
 //   - Background Sync: the organizer's writes kept in the outbox (outbox.js) are sent
 //     when the network is back, even with the card's page closed, but only the writes
-//     of whoever the browser's session belongs to.
-"use strict";
-importScripts("{{ outbox|escapejs }}");
+//     of whoever the browser's session belongs to, with the CSRF token of their newest
+//     page, by the same code as the page's (drain).
+// A module worker (the page registers it with type "module"), which imports the outbox.
+import {drain, forget, list, session} from "{{ outbox|escapejs }}";
 
 var STATIC = "dados-static-{{ version }}";
 var PAGES = "dados-pages";
@@ -26,7 +27,8 @@ self.addEventListener("install", function (event) {
   // goes straight to the network, not through this worker: it would only add its start
   // to every tap (Chromium's static routing; elsewhere the fetch handler lets them by).
   if (event.addRoutes) {
-    event.waitUntil(event.addRoutes([{condition: {requestMode: "cors"}, source: "network"}])
+    // (Not the page's modules, which are fetched in cors mode too, as scripts.)
+    event.waitUntil(event.addRoutes([{condition: {requestMode: "cors", requestDestination: ""}, source: "network"}])
       .catch(function () {}));
   }
   event.waitUntil(
@@ -102,7 +104,7 @@ function offlinePage() {
 // Logging out (or in, as someone else) forgets the pages kept: they were that user's.
 function forgetting(request) {
   return fetch(request).then(function (response) {
-    return Promise.all([caches.delete(PAGES), DadosOutbox.forget()])
+    return Promise.all([caches.delete(PAGES), forget()])
       .then(function () { return response; }, function () { return response; });
   });
 }
@@ -111,35 +113,13 @@ self.addEventListener("sync", function (event) {
   if (event.tag === "dados-outbox") event.waitUntil(sendKept());
 });
 
-// The session's user's writes, in order; a write refused as a conflict waits for its
-// organizer's choice on the card page, and so do the later ones on its box. A write
-// with no answer ends the sync in error, for the browser to try again later.
-function sendKept() {
-  return DadosOutbox.exclusively(function () {
-    return DadosOutbox.sessionUser().then(function (user) {
-      if (user === "0") return null;
-      return DadosOutbox.list(user).then(function (writes) {
-        var waiting = {};
-        return writes.reduce(function (previous, write) {
-          return previous.then(function () {
-            if (write.conflict || waiting[write.cell]) {
-              waiting[write.cell] = true;
-              return null;
-            }
-            return DadosOutbox.send(write, "").then(function (answer) {
-              if (answer.status === 409) {
-                write.conflict = true;
-                waiting[write.cell] = true;
-                return DadosOutbox.put(write);
-              }
-              if (answer.status === 403 || answer.status >= 500) throw new Error(answer.status);
-              return DadosOutbox.remove(write.id);
-            });
-          });
-        }, Promise.resolve());
-      });
-    });
-  }).then(function () {
-    new BroadcastChannel("dados-outbox").postMessage("sent");
-  });
+// The session's user's writes, in order (drain, outbox.js, says which leave and which
+// wait). One sent without an answer, or kept by the server, ends the sync in error, for
+// the browser to try again later; a session that ended waits for its user's log-in.
+async function sendKept() {
+  const {user, token} = await session();
+  if (user === "0") return;
+  const said = await drain({writes: () => list(user), token: () => token});
+  new BroadcastChannel("dados-outbox").postMessage("sent");
+  if (said.kind === "offline" || said.kind === "kept") throw new Error(said.kind);
 }

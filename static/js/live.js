@@ -1,0 +1,303 @@
+// The live card: the sheet follows the card's versions on every phone.
+//   - The stream (scorecards/live.py), opened by htmx's SSE extension (sse-connect around
+//     the sheet), brings each change's patch; when it says the card moved without one, the
+//     poll asks. A stream that cannot open or keeps dropping (three times in a minute) is
+//     closed, and the poll asks every few seconds instead; a stream that dropped opens
+//     again when the network is back, or when its viewer returns to an idle one.
+//   - The poll (#sheet-poll) asks only when told (card-moved): by the stream, or by the
+//     timer here, which runs only while no stream is open.
+//   - Every answer about the card says which versions it is for: a patch the one it was
+//     made from and the one it brings (X-Dados-Base, X-Dados-To), a whole sheet its own
+//     (X-Dados-Version). applies() alone decides what the page does with it.
+//   - While a write is on its way, patches and polls wait, so that a live refresh never
+//     lands between a write and its answer; what moved meanwhile is asked for after it.
+import {hideError, showError} from "./messages.js";
+
+const state = {
+  stream: null,     // {holder, source}: the element with sse-connect, its EventSource
+  streaming: false, // the stream is open
+  drops: [],        // when it dropped, in the last minute
+  resting: null,    // {holder, url}: a stream closed (idle, dropped), to open again
+  writing: 0,       // writes on their way
+  formWrites: 0,    // of them, those htmx sent from a form (which must stay in the page)
+  missed: 0,        // the newest version heard while writing (Infinity: one not said)
+  timer: null,      // the poll's timer, while no stream is open
+  login: () => false, // the session ended: true when the page said so (unsent.js)
+};
+
+export function shownVersion() {
+  const shown = document.getElementById("sheet-version");
+  return shown ? shown.value : null;
+}
+
+// What an answer about the card is to the page that shows `shownVersion()`: "apply" it,
+// "drop" it (the page shows that or later), or "ask" for what the page missed (it is
+// behind the patch's start). `base`, `to`: a patch's versions; `version`: a whole sheet's.
+export function applies({base = null, to = null, version = null}) {
+  const shown = Number(shownVersion());
+  if (base !== null) {
+    if (Number(base) > shown) return "ask";
+    if (to !== null) return Number(to) > shown ? "apply" : "drop";
+    return Number(base) === shown ? "apply" : "drop";
+  }
+  if (version !== null) return Number(version) >= shown ? "apply" : "drop";
+  return "apply";
+}
+
+function headers(get) {
+  return {base: get("X-Dados-Base"), to: get("X-Dados-To"), version: get("X-Dados-Version")};
+}
+
+// A version heard from the stream, as a number; Infinity if it says none (ask anyway).
+function heard(version) {
+  const number = Number(version);
+  return version && number === number ? number : Infinity;
+}
+
+export function askWhatMoved(version) {
+  if (heard(version) <= Number(shownVersion())) return;
+  if (state.writing > 0) {
+    state.missed = Math.max(state.missed, heard(version));
+    return;
+  }
+  const poll = document.getElementById("sheet-poll");
+  if (poll) htmx.trigger(poll, "card-moved", {version: heard(version)});
+}
+
+export function startWrite() {
+  state.writing += 1;
+}
+
+export function endWrite() {
+  state.writing = Math.max(0, state.writing - 1);
+  if (state.writing === 0 && state.missed) {
+    const version = state.missed;
+    state.missed = 0;
+    // After the answer has been swapped in, so the poll sends the version it made.
+    setTimeout(() => askWhatMoved(version), 0);
+  }
+}
+
+export const writing = () => state.writing > 0;
+export const formWriting = () => state.formWrites > 0;
+
+// Swaps an answer the outbox had (fetch's, not htmx's) as htmx would have, if it applies.
+export function swapAnswer(answer) {
+  const sheet = document.getElementById("sheet");
+  if (!sheet) return;
+  const said = headers((name) => answer.headers.get(name));
+  const what = applies(said);
+  if (what === "ask") state.missed = Infinity;
+  if (what !== "apply") return;
+  const style = said.base !== null ? "none" : "outerHTML";
+  htmx.swap(sheet, answer.text, {swapStyle: style}, {eventInfo: {target: sheet}});
+}
+
+// A patch from the stream, as a poll's answer would bring it.
+function patched(message) {
+  hideError({kind: "offline-poll"});
+  const patch = JSON.parse(message.data);
+  const what = applies({base: patch.base, to: message.lastEventId || null});
+  if (what === "drop") return;
+  if (state.writing > 0) {
+    state.missed = Math.max(state.missed, heard(message.lastEventId));
+  } else if (what === "ask") {
+    askWhatMoved();
+  } else {
+    const sheet = document.getElementById("sheet");
+    // Its swap and settle events say #sheet, as a poll's answer's do.
+    htmx.swap(sheet, patch.html, {swapStyle: "none"}, {eventInfo: {target: sheet}});
+  }
+}
+
+function closeStream({rest = false} = {}) {
+  const {stream} = state;
+  if (stream) {
+    const url = stream.holder.getAttribute("sse-connect");
+    if (rest && url) state.resting = {holder: stream.holder, url};
+    stream.holder.removeAttribute("sse-connect");  // so the extension does not reopen it
+    stream.source.close();
+  }
+  state.stream = null;
+  state.streaming = false;
+  pollEvery();
+}
+
+// A stream closed, opened again from the version the page shows.
+function reopenStream() {
+  const {resting} = state;
+  if (!resting || document.visibilityState !== "visible" || !navigator.onLine) return;
+  resting.holder.setAttribute("sse-connect", resting.url.split("?")[0] + "?version=" + shownVersion());
+  state.resting = null;
+  state.drops = [];
+  htmx.process(resting.holder);
+}
+
+function opened(event) {
+  const source = event.detail.source;
+  state.stream = {holder: event.target, source};
+  state.streaming = true;
+  pollEvery();
+  hideError({kind: "offline-poll"});
+  askWhatMoved();  // anything that moved while it was closed
+  if (source.dadosFollows) return;  // the browser reconnected it: its listeners stay
+  source.dadosFollows = true;
+  source.addEventListener("patch", patched);
+  source.addEventListener("version", (message) => askWhatMoved(message.data));
+  // Finalized or discarded: one last look says which, and nothing more will come.
+  source.addEventListener("end", () => {
+    closeStream();
+    askWhatMoved();
+  });
+  // Open for a long while with no request from its viewer: the poll takes over until
+  // they show they are there again.
+  source.addEventListener("idle", () => closeStream({rest: true}));
+  // The session that opened it has ended: to log in, unless the page has writes to keep
+  // (it says so, with the link).
+  source.addEventListener("login", (message) => {
+    closeStream();
+    if (!state.login(message.data)) window.location.assign(message.data);
+  });
+}
+
+function dropped(event) {
+  const source = event.detail.source;
+  state.stream = {holder: event.target, source};
+  state.streaming = false;
+  pollEvery();
+  const now = Date.now();
+  state.drops = state.drops.filter((at) => now - at < 60000).concat([now]);
+  // CLOSED: refused (not a stream: 204, 4xx); else the browser reconnects, saying the
+  // last version it heard (Last-Event-ID), unless it has dropped too often: then it
+  // waits for the network to come back.
+  if (source.readyState === EventSource.CLOSED || state.drops.length >= 3) closeStream({rest: true});
+}
+
+// The poll's timer runs only while no stream is open.
+function pollEvery() {
+  const poll = document.getElementById("sheet-poll");
+  const every = poll ? Number(poll.getAttribute("data-every")) : 0;
+  if (state.streaming || !every) {
+    clearInterval(state.timer);
+    state.timer = null;
+  } else if (!state.timer) {
+    state.timer = setInterval(() => {
+      const current = document.getElementById("sheet-poll");
+      if (!current) return pollEvery();
+      if (!state.streaming && !state.writing) htmx.trigger(current, "card-moved");
+    }, every);
+  }
+}
+
+const isPoll = (elt) => !!(elt && elt.classList && elt.classList.contains("poll"));
+
+function beforeRequest(event) {
+  const config = event.detail.requestConfig;
+  const source = config ? config.elt : null;
+  if (isPoll(source)) {
+    if (state.writing > 0) {
+      state.missed = Math.max(state.missed, heard(((config.triggeringEvent || {}).detail || {}).version));
+      event.preventDefault();
+    }
+    return;
+  }
+  if (!source || config.verb !== "post") return;
+  hideError({force: true});  // what was said of the last try: this one will say its own
+  startWrite();
+  state.formWrites += 1;
+  // loadend: answered, failed, timed out or aborted alike.
+  event.detail.xhr.addEventListener("loadend", () => {
+    state.formWrites = Math.max(0, state.formWrites - 1);
+    endWrite();
+  });
+}
+
+// An answer htmx got: dropped unless it applies (beforeOnLoad rather than beforeSwap: it
+// fires on the element that asked, still in the page); a poll's log-in redirect, while the
+// page keeps writes, becomes the page's own message.
+function beforeOnLoad(event) {
+  const xhr = event.detail.xhr;
+  if (!xhr || !document.getElementById("sheet-version")) return;
+  const redirect = xhr.getResponseHeader("HX-Redirect");
+  if (redirect && state.login(redirect)) {
+    event.preventDefault();
+    return;
+  }
+  const said = headers((name) => xhr.getResponseHeader(name));
+  // A poll's whole sheet is for the page that asked; a write's answers always apply
+  // unless the page moved past them.
+  const what = applies(said);
+  if (what === "apply" || (said.base === null && !isPoll(event.detail.elt) && said.version === null)) {
+    if (xhr.status < 400) hideError({kind: "offline-poll"});
+    return;
+  }
+  event.preventDefault();
+  if (what === "ask") askWhatMoved();
+  const dialog = document.getElementById("picker-dialog");
+  const elt = event.detail.elt;
+  if (elt && elt.tagName === "FORM" && elt.closest("#picker-dialog") && dialog && dialog.open) dialog.close();
+}
+
+function failed(event) {
+  const xhr = event.detail.xhr;
+  const status = xhr ? xhr.status : 0;
+  if (status === 404) {
+    // The card is gone (discarded): stop asking for it.
+    const poll = document.getElementById("sheet-poll");
+    if (poll) poll.remove();
+    closeStream();
+    showError("gone");
+  } else if (status === 403) {
+    showError(xhr.getResponseHeader("X-Dados-Refusal") === "expired" ? "expired" : "forbidden");
+  } else {
+    showError("failed", {status});
+  }
+}
+
+// A live refresh replaces the whole sheet: keep the table scrolled where it was (a player
+// looking at their own column, right of the first ones).
+let scrolled = null;
+function keepScroll(event) {
+  const target = event.detail.target;
+  if (!target || target.id !== "sheet") return;
+  const table = target.querySelector(".sheet-scroll");
+  scrolled = table ? {table, left: table.scrollLeft} : null;
+}
+function restoreScroll() {
+  if (scrolled === null) return;
+  const table = document.querySelector("#sheet .sheet-scroll");
+  // Only when the table was replaced (a write's answer patches cells in place).
+  if (table && !scrolled.table.isConnected) table.scrollLeft = scrolled.left;
+  scrolled = null;
+}
+
+// `login(url)`: what the page does when its session has ended (true: it said so).
+export function start({login} = {}) {
+  if (login) state.login = login;
+  document.addEventListener("htmx:sseOpen", opened);
+  document.addEventListener("htmx:sseError", dropped);
+  document.addEventListener("htmx:beforeRequest", beforeRequest);
+  document.addEventListener("htmx:beforeOnLoad", beforeOnLoad);
+  document.addEventListener("htmx:responseError", failed);
+  document.addEventListener("htmx:beforeSwap", keepScroll);
+  document.addEventListener("htmx:afterSwap", restoreScroll);
+  document.addEventListener("htmx:sendError", (event) => {
+    const elt = event.detail.elt;
+    if (isPoll(elt)) {
+      showError("offline-poll");
+    } else {
+      // A digital turn's roll or box that did not go through: said until the next try.
+      showError("offline", {keep: !!(elt && elt.closest && elt.closest("#turn"))});
+    }
+  });
+  document.addEventListener("visibilitychange", reopenStream);
+  document.addEventListener("pointerdown", reopenStream);
+  document.addEventListener("keydown", reopenStream);
+  window.addEventListener("online", () => {
+    hideError({kind: "offline-poll"});
+    reopenStream();
+    askWhatMoved();
+  });
+  // The page's first poll timer, unless its stream opens first.
+  pollEvery();
+}

@@ -1,0 +1,364 @@
+// The outbox's page side, on the organizer's physical card: a write (a box, the bonus line,
+// an extra Yahtzee, «Deshacer») shows in its cell at once, marked as not sent yet, goes
+// into the outbox (outbox.js) and is sent at once, while it is being stored; without a
+// network it waits there, and goes when the network is back, in order, each once. The
+// sums, the bonus and the positions are the server's: they wait for its answer. Without
+// IndexedDB, the forms go to the server as htmx sends them.
+import {add as store, available, drain, keepSheet as storeSheet, keptSheet, list, put, remove, uuid} from "./outbox.js";
+import {askWhatMoved, endWrite, shownVersion, startWrite, swapAnswer} from "./live.js";
+import {hideError, showError} from "./messages.js";
+
+const state = {
+  here: null,        // {user, card}: whose writes on which card this page keeps
+  writes: [],        // this card's writes kept, oldest first, some perhaps not stored yet
+  settling: [],      // writes taken whose cells show them until the page reaches {version}
+  closed: [],        // writes that did not go in: the card was finalized or discarded
+  login: "",         // the session ended: the log-in page's address
+  unreachable: false, // the last send had no answer: offline, whatever onLine says
+  flushing: false,
+  again: false,
+};
+
+function here() {
+  const page = document.querySelector(".card-page[data-outbox]");
+  if (!available() || !page) return null;
+  return {user: page.getAttribute("data-me"), card: page.getAttribute("data-outbox")};
+}
+
+export function token() {
+  try {
+    return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"];
+  } catch (error) {
+    return "";
+  }
+}
+
+const offline = () => !navigator.onLine || state.unreachable;
+const waiting = () => state.writes.filter((write) => !write.conflict);
+
+// Whether writes wait here (what needs the server waits for them).
+export const pending = () => !!state.here && state.writes.length > 0;
+export const isOffline = offline;
+
+const words = (name) => document.getElementById("outbox").getAttribute("data-" + name);
+const valueSaid = (value) => (value === "" || value === undefined || value === null ? words("blank") : value);
+
+// A form's write, from the tap that sent it.
+function keep(form, button) {
+  const data = new FormData(form);
+  if (button && button.name) data.append(button.name, button.value);
+  data.delete("csrfmiddlewaretoken");
+  data.delete("version");
+  const source = button && button.hasAttribute("data-cell") ? button : form;
+  // What the box will hold: the value tapped (the bonus line's count), or the score an
+  // extra Yahtzee leaves in the box chosen; what its cell shows (the bonus line's points).
+  const value = !button ? "" : button.name === "box" ? button.getAttribute("data-shown") : button.value;
+  const write = {
+    key: uuid(),
+    user: state.here.user,
+    card: state.here.card,
+    url: form.getAttribute("action"),
+    body: new URLSearchParams(data).toString(),
+    cell: source.getAttribute("data-cell"),
+    said: source.getAttribute("data-said") || "",
+    value,
+    shown: (button && button.getAttribute("data-shown")) || value,
+    at: Date.now(),
+  };
+  add(write);
+}
+
+// «Deshacer»: the newest write still waiting here is taken back, never sent; else the
+// undo itself is a write, of the version the page shows (or, behind a write on its way,
+// of the one its answer brings).
+function undo(form) {
+  const newest = waiting().pop();
+  if (newest && !newest.sending) {
+    newest.dropped = true;
+    state.writes = state.writes.filter((write) => write !== newest);
+    const removed = newest.saved ? newest.saved.then((id) => remove(id)) : Promise.resolve();
+    removed.catch(() => {});
+    paint();
+    document.getElementById("undo-status").textContent = words("removed")
+      .replace("{said}", newest.said).replace("{mine}", valueSaid(newest.shown));
+    return;
+  }
+  add({
+    key: uuid(), user: state.here.user, card: state.here.card, kind: "undo",
+    url: form.getAttribute("action"), body: "", cell: null, said: words("undo"), shown: "",
+    version: newest ? null : shownVersion(), at: Date.now(),
+  });
+}
+
+function add(write) {
+  const dialog = document.getElementById("picker-dialog");
+  if (dialog && dialog.open) dialog.close();
+  state.writes.push(write);
+  paint();
+  // Stored while it is sent: the tap never waits for the store.
+  write.saved = store(write);
+  write.saved.then((id) => {
+    write.id = id;
+    if (write.dropped) remove(id);
+  }, () => {});
+  flush();
+}
+
+// What the page does with a write's answer, once the store has settled it.
+function answered(write, verdict, answer) {
+  write.sending = false;
+  if (verdict.kind !== "offline") state.unreachable = false;
+  if (verdict.kind !== "login" && answer) state.login = "";
+  const leaves = verdict.kind === "taken" || verdict.kind === "closed";
+  if (leaves) state.writes = state.writes.filter((kept) => kept !== write);
+  if (verdict.kind === "taken") {
+    const version = answer.headers.get("X-Dados-To") || answer.headers.get("X-Dados-Version");
+    if (write.cell) state.settling.push({write, version: Number(version)});
+    if (answer.status === 409) askWhatMoved(); else swapAnswer(answer);
+  } else if (verdict.kind === "closed") {
+    state.closed.push(write);
+    askWhatMoved();
+  } else if (verdict.kind === "conflict") {
+    swapAnswer(answer);
+  } else if (verdict.kind === "login") {
+    state.login = verdict.login || state.login || document.getElementById("outbox-login").getAttribute("href");
+  } else if (verdict.kind === "kept") {
+    showError(verdict.reason === "expired" ? "expired" : verdict.reason === "forbidden" ? "forbidden" : "failed",
+      {status: answer.status});
+  } else if (verdict.kind === "offline") {
+    state.unreachable = true;
+    syncLater();
+  }
+  if (verdict.kind !== "kept" && verdict.kind !== "offline") hideError({kind: "offline"});
+  paint();
+}
+
+// Without a network, the browser's Background Sync sends them even with the page closed.
+function syncLater() {
+  if (!navigator.serviceWorker || !navigator.serviceWorker.controller) return;
+  navigator.serviceWorker.ready.then((registration) => registration.sync && registration.sync.register("dados-outbox"))
+    .catch(() => {});
+}
+
+function flush() {
+  if (!state.here || state.login) return;
+  if (state.flushing) {
+    state.again = true;
+    return;
+  }
+  state.flushing = true;
+  startWrite();
+  drain({
+    writes: () => state.writes,
+    version: (write) => {
+      write.sending = true;
+      return (write.kind === "undo" && write.version) || shownVersion();
+    },
+    token,
+    answered,
+  }).catch(() => {}).then(() => {
+    state.flushing = false;
+    endWrite();
+    if (state.again) {
+      state.again = false;
+      flush();
+    }
+  });
+}
+
+// The writes kept, as the store has them now (the worker may have sent some), with those
+// not stored yet.
+async function reload() {
+  if (!state.here) return;
+  const stored = await list(state.here.user, state.here.card).catch(() => null);
+  if (!stored) return;
+  const ids = new Set(stored.map((write) => write.id));
+  const mine = new Map(state.writes.filter((write) => write.id !== undefined).map((write) => [write.id, write]));
+  state.writes = stored.map((write) => mine.get(write.id) || write)
+    .concat(state.writes.filter((write) => write.id === undefined && !write.dropped))
+    .filter((write) => write.id === undefined || ids.has(write.id));
+  paint();
+}
+
+// The cells of the writes kept and of those taken but not yet in the page show what was
+// typed; the rest of the sheet is the server's. A painted cell keeps what the server sent
+// in a <template> inside it, to put it back, and for the sheet kept for a reload.
+function paint() {
+  const sheet = document.getElementById("sheet");
+  const box = document.getElementById("outbox");
+  if (!state.here || !sheet || !box) return;
+  const shown = Number(shownVersion());
+  state.settling = state.settling.filter((taken) => taken.version > shown);
+  const last = {};
+  state.settling.forEach((taken) => { last[taken.write.cell] = taken.write; });
+  waiting().forEach((write) => { if (write.cell) last[write.cell] = write; });
+  sheet.querySelectorAll("td[data-unsent]").forEach((cell) => {
+    const write = last[cell.id];
+    if (!write || cell.getAttribute("data-unsent") !== write.key) unpaint(cell);
+  });
+  Object.keys(last).forEach((id) => {
+    const cell = document.getElementById(id);
+    if (cell && !cell.hasAttribute("data-unsent")) paintCell(cell, last[id]);
+  });
+  const count = waiting().length;
+  sheet.classList.toggle("totals-unsent", count > 0 || state.settling.length > 0);
+  say(box, count);
+  paintConflicts(box);
+  const undoButton = document.getElementById("undo-button");
+  if (undoButton) {
+    if (!undoButton.hasAttribute("data-server")) undoButton.setAttribute("data-server", undoButton.disabled ? "disabled" : "");
+    undoButton.disabled = !count && undoButton.getAttribute("data-server") === "disabled";
+  }
+  box.hidden = !state.writes.length && !state.closed.length;
+}
+
+function say(box, count) {
+  const plural = (name, n) => box.getAttribute("data-" + name + (n === 1 ? "-one" : "-many")).replace(/\d+/, n);
+  let status = "";
+  if (state.login && state.writes.length) {
+    status = plural("login", state.writes.length);
+  } else if (count) {
+    status = plural(offline() ? "offline" : "sending", count);
+  }
+  const said = box.querySelector("#outbox-status");
+  if (said.textContent !== status) said.textContent = status;
+  document.getElementById("outbox-login").hidden = !(state.login && state.writes.length);
+  const totals = box.querySelector(".outbox-totals");
+  const note = count ? words("totals") : "";
+  if (totals.textContent !== note) totals.textContent = note;
+  const closed = box.querySelector(".outbox-closed");
+  const lost = state.closed.map((write) => write.said + ": " + valueSaid(write.shown)).join("; ");
+  const text = lost ? words("closed").replace("{lost}", lost) : "";
+  if (closed.textContent !== text) closed.textContent = text;
+}
+
+function paintCell(cell, write) {
+  const link = cell.querySelector("a.cell");
+  if (!link) return;
+  const was = document.createElement("template");
+  was.className = "unsent-was";
+  was.innerHTML = cell.innerHTML;
+  const kept = !!state.writes.includes(write);
+  const label = link.getAttribute("aria-label") || "";
+  link.textContent = write.shown === "" ? "·" : write.shown;
+  link.classList.add(kept ? "unsent" : "settling");
+  link.classList.remove("blank", "scratched");
+  link.setAttribute("data-value", write.value ?? write.shown);
+  link.setAttribute("aria-label", label.replace(/:[^:]*$/, ": " + valueSaid(write.shown) +
+    (kept ? ", " + words("unsent") : "")));
+  cell.setAttribute("data-unsent", write.key);
+  cell.appendChild(was);
+}
+
+function unpaint(cell) {
+  const was = cell.querySelector("template.unsent-was");
+  cell.removeAttribute("data-unsent");
+  if (was) cell.innerHTML = was.innerHTML;
+}
+
+// A write another device got to first, or one the server refused: said, with the
+// organizer's choice.
+function paintConflicts(box) {
+  const items = box.querySelector(".outbox-conflicts");
+  const conflicts = state.writes.filter((write) => write.conflict);
+  const shown = conflicts.map((write) => write.key + "=" + write.now).join(" ");
+  if (items.getAttribute("data-shown") === shown) return;
+  items.setAttribute("data-shown", shown);
+  items.replaceChildren(...conflicts.map((write) => {
+    const item = box.querySelector("#outbox-conflict").content.firstElementChild.cloneNode(true);
+    const text = write.kind === "undo" ? words("undo-conflict") : write.now === undefined || write.now === null
+      ? words("refused") : words("conflict");
+    item.querySelector("span").textContent = text.replace("{said}", write.said)
+      .replace("{server}", valueSaid(write.now)).replace("{mine}", valueSaid(write.shown));
+    item.querySelector(".again").addEventListener("click", () => sendAgain(write));
+    item.querySelector(".drop").addEventListener("click", () => drop(write));
+    return item;
+  }));
+}
+
+// «Volver a anotar»: the same value over what the server has now, as a new write.
+function sendAgain(write) {
+  const params = new URLSearchParams(write.body);
+  if (params.has("was")) params.set("was", write.now ?? "");
+  const next = {...write, key: uuid(), body: params.toString(), conflict: undefined, now: undefined};
+  if (write.kind === "undo") next.version = shownVersion();
+  delete next.saved;
+  state.writes[state.writes.indexOf(write)] = next;
+  put(next).catch(() => {});
+  paint();
+  flush();
+}
+
+function drop(write) {
+  state.writes = state.writes.filter((kept) => kept !== write);
+  if (write.id !== undefined) remove(write.id).catch(() => {});
+  paint();
+}
+
+// After a swap (each part of a patch swaps and settles on its own: once for them all,
+// before the next frame): the writes painted again over what the server sent, and then
+// the sheet kept for a reload without a network.
+let repainting = false;
+function repaint() {
+  if (repainting || !state.here) return;
+  repainting = true;
+  requestAnimationFrame(() => {
+    repainting = false;
+    paint();
+    setTimeout(keepSheet, 0);
+  });
+}
+
+function keepSheet() {
+  const sheet = document.getElementById("sheet");
+  if (!state.here || !sheet) return;
+  const copy = sheet.cloneNode(true);
+  copy.querySelectorAll("td[data-unsent]").forEach(unpaint);
+  copy.classList.remove("totals-unsent");
+  storeSheet(state.here.card, state.here.user, shownVersion(), copy.outerHTML).catch(() => {});
+}
+
+// The page's session has ended (live.js): with writes kept, the page says to log in.
+export function sessionEnded(url) {
+  if (!pending()) return false;
+  state.login = url;
+  paint();
+  return true;
+}
+
+export function start() {
+  state.here = here();
+  if (!state.here) return;
+  // Before htmx (listening on the form) sends it.
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (form.id === "undo-form") {
+      event.preventDefault();
+      event.stopPropagation();
+      undo(form);
+    } else if (form.hasAttribute && form.hasAttribute("data-outbox")) {
+      event.preventDefault();
+      event.stopPropagation();
+      keep(form, event.submitter);
+    }
+  }, true);
+  document.addEventListener("htmx:afterSwap", repaint);
+  document.addEventListener("htmx:oobAfterSwap", repaint);
+  document.addEventListener("htmx:afterSettle", repaint);
+  window.addEventListener("online", () => { state.unreachable = false; paint(); flush(); });
+  window.addEventListener("offline", paint);
+  document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") flush(); });
+  document.addEventListener("htmx:sseOpen", () => { state.unreachable = false; flush(); });
+  // While writes wait with no answer, ask again now and then.
+  setInterval(() => { if (state.writes.length && state.unreachable && !state.flushing) flush(); }, 10000);
+  if (window.BroadcastChannel) new BroadcastChannel("dados-outbox").addEventListener("message", reload);
+  // A reload without a network shows the page last loaded: the newest sheet seen goes
+  // over it, then the writes kept.
+  const {card, user} = state.here;
+  keptSheet(card).then((kept) => {
+    const sheet = document.getElementById("sheet");
+    if (kept && kept.user === user && sheet && kept.version > Number(shownVersion())) {
+      htmx.swap(sheet, kept.html, {swapStyle: "outerHTML"}, {eventInfo: {target: sheet}});
+    }
+  }).catch(() => {}).then(reload).then(flush);
+}
