@@ -98,7 +98,8 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-# axe-core, injected into pages by the accessibility tests.
+# axe-core, injected into pages by the accessibility tests; fake-indexeddb, for the outbox's
+# own tests (node --test tests/js/).
 node_modules/.installed-stamp: package.json package-lock.json
 	@$(call debian_package,command -v npm,npm)
 	npm ci --no-audit --no-fund --loglevel=error
@@ -110,12 +111,14 @@ chromium:
 
 # While working: ruff and the SQLite suite without the browser and server-starting tests
 # (PostgreSQL's own skip themselves). A few minutes; `make test` before pushing.
-check: $(STAMP) $(MO) lint
+check: $(STAMP) $(MO) lint node_modules/.installed-stamp
+	node --test tests/js/
 	$(BIN)/pytest -n $(WORKERS) -m "not browser and not server"
 
 # Every test, on both databases: the whole suite on SQLite, then everything but the browser
 # tests on a throwaway PostgreSQL server (docs/operations.md says why that loses nothing).
 test: $(STAMP) $(MO) lint chromium node_modules/.installed-stamp
+	node --test tests/js/
 	$(BIN)/pytest -n $(WORKERS)
 	$(BIN)/python scripts/with_postgres.py -- $(BIN)/pytest -n $(WORKERS) -p no:cacheprovider -m "not browser"
 
