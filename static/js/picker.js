@@ -94,13 +94,18 @@ function clicked(event) {
     event.preventDefault();
     return;
   }
-  // Five of a kind, once the player has 50 in Yahtzee: asked first (picker.html).
+  // Five of a kind, once the player has 50 in Yahtzee: asked first (picker.html); «No»
+  // writes the value alone.
   const five = event.target.closest("#picker .picker[data-asks] button[data-five]");
-  const ask = five && document.getElementById("picker-ask");
-  if (ask && ask.hidden) {
+  const ask = document.getElementById("picker-ask");
+  if (five && ask && ask.hidden) {
     event.preventDefault();
     ask.hidden = false;
     ask.querySelector("button").focus();
+    return;
+  }
+  if (event.target.closest("#picker-ask .ask-no")) {
+    document.getElementById("picker-form").requestSubmit(document.querySelector("#picker button[data-five]"));
     return;
   }
   const close = event.target.closest(".close-picker");

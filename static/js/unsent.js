@@ -173,6 +173,12 @@ async function reload() {
   const stored = await list(state.here.user, state.here.card).catch(() => null);
   if (!stored) return;
   const ids = new Set(stored.map((write) => write.id));
+  // Those another sender took (the worker's Background Sync): their cells keep them until
+  // the page reaches the versions they made, one each, and the page asks for them now.
+  let version = Number(shownVersion());
+  const taken = state.writes.filter((write) => write.id !== undefined && !ids.has(write.id) && write.cell);
+  taken.forEach((write) => state.settling.push({write, version: (version += 1)}));
+  if (taken.length) askWhatMoved();
   const mine = new Map(state.writes.filter((write) => write.id !== undefined).map((write) => [write.id, write]));
   state.writes = stored.map((write) => mine.get(write.id) || write)
     .concat(state.writes.filter((write) => write.id === undefined && !write.dropped))

@@ -1,0 +1,190 @@
+"""Where «Nothing typed is ever lost» broke, on uvicorn in Chromium at 360 px: a session
+that ends while boxes wait, a joker reached through «Con dados», five of a kind after a 50,
+the cells while a long sync catches up, and the pages a log-out leaves behind."""
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browsing import go_offline, go_online, kept_writes, log_in, screenshot
+from tests.liveserver import django_script, query
+from tests.test_outbox_browser import SEED, cell, phones, tap  # noqa: F401 (fixtures)
+
+pytestmark = [pytest.mark.browser, pytest.mark.server]
+ARTIFACTS = Path(__file__).parent / "artifacts"
+SEED = SEED  # the module's, for the site fixture
+
+END_SESSIONS = """
+import sys
+from accounts.models import User
+olga = User.objects.get(username="olga")
+olga.set_password(sys.argv[1] + "-new")
+olga.save()
+"""
+
+
+def written(site, box):
+    server, seeded = site
+    return query(
+        server.db,
+        "SELECT count(*) FROM scorecards_change WHERE scorecard_id = %s AND items LIKE %s",
+        seeded["physical"],
+        f'%"{box}"%',
+    )[0][0]
+
+
+def test_a_box_kept_while_the_session_ends_elsewhere_waits_for_the_log_in(phones, site):
+    server, seeded = site
+    olga = phones("olga")
+    go_offline(olga.context)
+    tap(olga, "ana", "twos", 6)
+    tap(olga, "ben", "twos", 4)
+    # Her password is changed on another phone: every session of hers ends.
+    django_script(server.db, END_SESSIONS, "x")
+    go_online(olga.context)
+    olga.evaluate("window.dispatchEvent(new Event('online'))")
+    status = olga.locator("#outbox-status")
+    expect(status).to_have_text(
+        "Tu sesión ha terminado: entra otra vez para enviar 2 casillas pendientes"
+    )
+    expect(cell(olga, "ana", "twos")).to_have_text("6")
+    expect(olga.locator("#outbox-login")).to_be_visible()
+    ARTIFACTS.mkdir(exist_ok=True)
+    screenshot(olga, ARTIFACTS / "outbox-session-ended-360.png", full_page=True)
+    assert kept_writes(olga) == 2
+    assert written(site, "twos") == 0
+    # «Entrar» logs in and comes back to the card, which sends them, each once.
+    olga.locator("#outbox-login").click()
+    olga.fill("#id_username", "olga")
+    olga.fill("#id_password", "x-new")
+    olga.get_by_role("button", name="Entrar").click()
+    expect(olga).to_have_url(re.compile(rf"/tarjetas/{seeded['physical']}/$"))
+    expect(olga.locator("a.cell.unsent")).to_have_count(0)
+    expect(cell(olga, "ben", "twos")).to_have_text("4")
+    assert written(site, "twos") == 2
+    olga.reload()
+    olga.wait_for_timeout(500)
+    assert written(site, "twos") == 2
+    assert kept_writes(olga) == 0
+
+
+def test_a_joker_through_con_dados_then_three_more_boxes(phones, site):
+    olga = phones("olga")
+    tap(olga, "ana", "yahtzee", 50)
+    expect(cell(olga, "ana", "yahtzee")).to_have_text("50")
+    expect(olga.locator("a.cell.unsent")).to_have_count(0)
+    cell(olga, "ana", "threes").click()
+    olga.locator("#picker .with-dice summary").click()
+    for _ in range(5):
+        olga.locator("#picker .faces a", has_text="3").click()
+    olga.get_by_role("link", name="Yahtzee adicional", exact=True).click()
+    # The joker's step inside the dialog, the picker still there for the next tap.
+    expect(olga.locator("#picker-dialog[open] #picker-title")).to_contain_text("Yahtzee adicional")
+    olga.locator("#picker .choices button[value=threes]").click()
+    expect(cell(olga, "ana", "threes")).to_have_text("15")
+    expect(olga.locator("#c%s-yahtzee_bonuses a.cell" % olga.seats["ana"])).to_have_text("100")
+    for player, box, value in (("ben", "ones", 2), ("ana", "fours", 8), ("ben", "sixes", 24)):
+        tap(olga, player, box, value)
+        expect(cell(olga, player, box)).to_have_text(str(value))
+    expect(olga.locator("a.cell.unsent")).to_have_count(0)
+
+
+def test_fifteen_in_treses_after_a_50_asks_whether_it_was_an_extra_yahtzee(phones, site):
+    olga = phones("olga")
+    tap(olga, "ana", "yahtzee", 50)
+    expect(olga.locator("a.cell.unsent")).to_have_count(0)
+    cell(olga, "ana", "threes").click()
+    olga.locator('#picker-dialog .values button[value="15"]').click()
+    ask = olga.locator("#picker-ask")
+    expect(ask).to_be_visible()
+    expect(ask).to_contain_text("¿Fue un Yahtzee adicional?")
+    screenshot(olga, ARTIFACTS / "picker-asks-extra-yahtzee-360.png")
+    olga.get_by_role("button", name="Sí: +100 y 15 en Treses").click()
+    expect(cell(olga, "ana", "threes")).to_have_text("15")
+    expect(olga.locator("#c%s-yahtzee_bonuses a.cell" % olga.seats["ana"])).to_have_text("100")
+    # Ben has no 50: his 15 is written at once. «No» writes Ana's 20 alone.
+    tap(olga, "ben", "threes", 15)
+    expect(cell(olga, "ben", "threes")).to_have_text("15")
+    cell(olga, "ana", "fours").click()
+    olga.locator('#picker-dialog .values button[value="20"]').click()
+    olga.get_by_role("button", name="No: solo 20 en Cuatros").click()
+    expect(cell(olga, "ana", "fours")).to_have_text("20")
+    expect(olga.locator("#c%s-yahtzee_bonuses a.cell" % olga.seats["ana"])).to_have_text("100")
+
+
+NINETEEN = [
+    (player, box, value)
+    for player in ("ana", "ben")
+    for box, value in (
+        ("ones", 2), ("twos", 4), ("threes", 6), ("fours", 8), ("fives", 10), ("sixes", 12),
+        ("three_of_a_kind", 20), ("four_of_a_kind", 21), ("full_house", 25), ("chance", 22),
+    )
+][:19]
+
+
+def test_after_a_nineteen_box_sync_no_kept_cell_blinks_blank(phones, site):
+    olga = phones("olga")
+    go_offline(olga.context)
+    for player, box, value in NINETEEN:
+        tap(olga, player, box, value)
+    expect(olga.locator("a.cell.unsent")).to_have_count(19)
+    # Every time a kept cell shows «·» while the sync catches up, it is recorded.
+    olga.evaluate(
+        """cells => { window.blanks = [];
+        new MutationObserver(() => cells.forEach(id => {
+            const link = document.querySelector('#' + id + ' a.cell');
+            if (link && link.textContent.trim() === '·') window.blanks.push(id);
+        })).observe(document.getElementById('card-stream'),
+            {subtree: true, childList: true, characterData: true}); }""",
+        [f"c{olga.seats[p]}-{b}" for p, b, _ in NINETEEN],
+    )
+    go_online(olga.context)
+    olga.evaluate("window.dispatchEvent(new Event('online'))")
+    expect(olga.locator("a.cell.unsent")).to_have_count(0, timeout=20000)
+    expect(olga.locator("#outbox")).to_be_hidden()
+    olga.wait_for_timeout(1500)
+    assert olga.evaluate("window.blanks") == []
+    for player, box, value in NINETEEN:
+        expect(cell(olga, player, box)).to_have_text(str(value))
+    expect(olga.locator("#net-error")).to_be_hidden()
+
+
+def test_back_after_a_log_out_shows_none_of_the_previous_user_s_pages(browser, site):
+    server, seeded = site
+    # Playwright turns the back/forward cache off; real Chrome has it on.
+    chrome = browser.browser_type.launch(
+        executable_path="/usr/bin/chromium",
+        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        ignore_default_args=["--disable-back-forward-cache"],
+    )
+    try:
+        page = chrome.new_page(viewport={"width": 360, "height": 740}, base_url=server.base)
+        log_in(page, "olga")
+        page.goto("/perfil/")
+        expect(page.locator("h1")).to_be_visible()
+        page.goto("/historial/")
+        page.locator("#logout-form button").evaluate("b => b.form.requestSubmit()")
+        page.wait_for_url(re.compile(r"/entrar/"))
+        page.go_back()
+        page.wait_for_load_state()
+        page.wait_for_timeout(500)
+        expect(page).to_have_url(re.compile(r"/entrar/"))
+        assert "Olga" not in page.locator("header").inner_text()
+    finally:
+        chrome.close()
+
+
+def test_after_the_admin_s_log_out_offline_no_card_is_kept(phones, site):
+    server, seeded = site
+    olga = phones("olga")
+    olga.reload()  # seen once under the worker: kept
+    olga.goto("/admin/")
+    with olga.expect_navigation():
+        olga.locator("form[action$='/admin/logout/']").evaluate("f => f.requestSubmit()")
+    expect(olga).to_have_url(re.compile(r"/entrar/"))
+    go_offline(olga.context)
+    olga.goto(f"/tarjetas/{seeded['physical']}/")
+    expect(olga.locator("a.cell")).to_have_count(0)
+    assert "Olga" not in olga.content()
