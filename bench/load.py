@@ -70,7 +70,10 @@ BOXES = {"ones", "twos", "threes", "fours", "fives", "sixes", "three_of_a_kind",
 CELL = re.compile(r'/casilla/(\d+)/(\w+)/"')
 # An organizer's cell link: its box's address and the value it holds ("" when blank).
 HELD = re.compile(r'href="[^"]*/casilla/(\d+)/(\w+)/" data-value="(\d*)"')
-OFFERS = re.compile(r'<script id="picker-values" type="application/json">(.*?)</script>', re.S)
+# Each box's picker in the organizer's page (picker.html, one copy per box), and its values.
+PICKERS = re.compile(r'<template data-picker="(\w+)">(.*?)</template>', re.S)
+VALUES = re.compile(r'<div class="values[^"]*"[^>]*>(.*?)</div>', re.S)
+VALUE = re.compile(r'name="value" value="(\d+)"')
 
 CONFIG: dict = {}
 CARDS: dict[int, int] = {}  # table -> its card's pk, once its organizer created it (the latest)
@@ -176,7 +179,7 @@ class Phone(FastHttpUser):
     streaming = False  # and the stream is open now
     stream_greenlet = None
     cells = ()  # the cells a writing phone's page last offered: none until a load succeeds
-    offers = {}  # what each box's picker offers (the page's picker-values)
+    offers = {}  # the values each box's picker offers (the page's copies of the pickers)
 
     def on_start(self):
         kind = type(self).__name__
@@ -271,8 +274,11 @@ class Phone(FastHttpUser):
                 cells = dict.fromkeys(CELL.findall(r.text))
                 self.cells = [(seat, box) for seat, box in cells if box in BOXES]
                 # What each box's picker offers, which the page opens without asking.
-                if offers := OFFERS.search(r.text):
-                    self.offers = json.loads(offers[1])
+                self.offers = {
+                    box: VALUE.findall(values[1])
+                    for box, picker in PICKERS.findall(r.text)
+                    if (values := VALUES.search(picker))
+                }
         self.open_stream(r.text)
 
     def open_stream(self, page: str) -> None:
@@ -396,7 +402,7 @@ class Phone(FastHttpUser):
         """A tap on a box, then on one of its values: the picker opens from the page (its
         offers, and the value the cell holds), so the write is the one request."""
         seat, box = self.cells[self.tick // WRITE_EVERY % len(self.cells)]
-        values = [str(value) for value, _points in self.offers.get(box, {}).get("values", [])]
+        values = self.offers.get(box, [])
         if not values:
             return
         fields = [

@@ -76,4 +76,5 @@ OUTBOX = "import(document.querySelector('link[rel=modulepreload][href*=\"/outbox
 
 def kept_writes(page) -> int:
     """How many writes the page's user has kept in the outbox (IndexedDB)."""
-    return page.evaluate(f"{OUTBOX}.then(o => o.list(document.body.dataset.user)).then(w => w.length)")
+    script = f"{OUTBOX}.then(o => o.list(document.body.dataset.user)).then(w => w.length)"
+    return page.evaluate(script)

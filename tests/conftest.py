@@ -172,3 +172,30 @@ def site(request, migrated_template, tmp_path):
 
     with seeded_site(migrated_template, tmp_path, request.module.SEED, PASSWORD) as seeded:
         yield seeded
+
+
+@pytest.fixture
+def phones(browser, site):
+    """A phone of its own (360 px) for a user, on one of the module's SEED cards, with the
+    service worker ready (the outbox's tests)."""
+    from tests.browsing import log_in
+
+    server, seeded = site
+    contexts = []
+
+    def open_phone(username, card="physical", context=None):
+        if context is None:
+            context = browser.new_context(
+                viewport={"width": 360, "height": 740}, base_url=server.base
+            )
+            contexts.append(context)
+        page = context.new_page()
+        log_in(page, username)
+        page.goto(f"/tarjetas/{seeded[card]}/")
+        page.evaluate("navigator.serviceWorker.ready.then(() => true)")
+        page.seats = seeded["seats"]
+        return page
+
+    yield open_phone
+    for context in contexts:
+        context.close()

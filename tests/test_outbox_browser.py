@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
-from tests.browsing import go_offline, go_online, kept_writes, log_in, screenshot
+from tests.browsing import go_offline, go_online, kept_writes, screenshot
 from tests.liveserver import django_script, query
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
@@ -42,30 +42,6 @@ TEN = [
     for player in ("ana", "ben")
     for box, value in (("ones", 3), ("twos", 6), ("threes", 9), ("fours", 12), ("fives", 15))
 ]
-
-
-@pytest.fixture
-def phones(browser, site):
-    """A phone of its own (360 px) for a user, on a card, with the service worker ready."""
-    server, seeded = site
-    contexts = []
-
-    def open_phone(username, card="physical", context=None):
-        if context is None:
-            context = browser.new_context(
-                viewport={"width": 360, "height": 740}, base_url=server.base
-            )
-            contexts.append(context)
-        page = context.new_page()
-        log_in(page, username)
-        page.goto(f"/tarjetas/{seeded[card]}/")
-        page.evaluate("navigator.serviceWorker.ready.then(() => true)")
-        page.seats = seeded["seats"]
-        return page
-
-    yield open_phone
-    for context in contexts:
-        context.close()
 
 
 def cell(page, player, box):

@@ -10,11 +10,12 @@ from playwright.sync_api import expect
 
 from tests.browsing import go_offline, go_online, kept_writes, log_in, screenshot
 from tests.liveserver import django_script, query
-from tests.test_outbox_browser import SEED, cell, phones, tap  # noqa: F401 (fixtures)
+from tests.test_outbox_browser import SEED, cell, tap
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 ARTIFACTS = Path(__file__).parent / "artifacts"
 SEED = SEED  # the module's, for the site fixture
+BONUS = "#c{}-yahtzee_bonuses a.cell"
 
 END_SESSIONS = """
 import sys
@@ -84,7 +85,7 @@ def test_a_joker_through_con_dados_then_three_more_boxes(phones, site):
     expect(olga.locator("#picker-dialog[open] #picker-title")).to_contain_text("Yahtzee adicional")
     olga.locator("#picker .choices button[value=threes]").click()
     expect(cell(olga, "ana", "threes")).to_have_text("15")
-    expect(olga.locator("#c%s-yahtzee_bonuses a.cell" % olga.seats["ana"])).to_have_text("100")
+    expect(olga.locator(BONUS.format(olga.seats["ana"]))).to_have_text("100")
     for player, box, value in (("ben", "ones", 2), ("ana", "fours", 8), ("ben", "sixes", 24)):
         tap(olga, player, box, value)
         expect(cell(olga, player, box)).to_have_text(str(value))
@@ -103,7 +104,7 @@ def test_fifteen_in_treses_after_a_50_asks_whether_it_was_an_extra_yahtzee(phone
     screenshot(olga, ARTIFACTS / "picker-asks-extra-yahtzee-360.png")
     olga.get_by_role("button", name="Sí: +100 y 15 en Treses").click()
     expect(cell(olga, "ana", "threes")).to_have_text("15")
-    expect(olga.locator("#c%s-yahtzee_bonuses a.cell" % olga.seats["ana"])).to_have_text("100")
+    expect(olga.locator(BONUS.format(olga.seats["ana"]))).to_have_text("100")
     # Ben has no 50: his 15 is written at once. «No» writes Ana's 20 alone.
     tap(olga, "ben", "threes", 15)
     expect(cell(olga, "ben", "threes")).to_have_text("15")
@@ -111,15 +112,23 @@ def test_fifteen_in_treses_after_a_50_asks_whether_it_was_an_extra_yahtzee(phone
     olga.locator('#picker-dialog .values button[value="20"]').click()
     olga.get_by_role("button", name="No: solo 20 en Cuatros").click()
     expect(cell(olga, "ana", "fours")).to_have_text("20")
-    expect(olga.locator("#c%s-yahtzee_bonuses a.cell" % olga.seats["ana"])).to_have_text("100")
+    expect(olga.locator(BONUS.format(olga.seats["ana"]))).to_have_text("100")
 
 
 NINETEEN = [
     (player, box, value)
     for player in ("ana", "ben")
     for box, value in (
-        ("ones", 2), ("twos", 4), ("threes", 6), ("fours", 8), ("fives", 10), ("sixes", 12),
-        ("three_of_a_kind", 20), ("four_of_a_kind", 21), ("full_house", 25), ("chance", 22),
+        ("ones", 2),
+        ("twos", 4),
+        ("threes", 6),
+        ("fours", 8),
+        ("fives", 10),
+        ("sixes", 12),
+        ("three_of_a_kind", 20),
+        ("four_of_a_kind", 21),
+        ("full_house", 25),
+        ("chance", 22),
     )
 ][:19]
 
@@ -152,7 +161,7 @@ def test_after_a_nineteen_box_sync_no_kept_cell_blinks_blank(phones, site):
 
 
 def test_back_after_a_log_out_shows_none_of_the_previous_user_s_pages(browser, site):
-    server, seeded = site
+    server, _seeded = site
     # Playwright turns the back/forward cache off; real Chrome has it on.
     chrome = browser.browser_type.launch(
         executable_path="/usr/bin/chromium",
@@ -177,7 +186,7 @@ def test_back_after_a_log_out_shows_none_of_the_previous_user_s_pages(browser, s
 
 
 def test_after_the_admin_s_log_out_offline_no_card_is_kept(phones, site):
-    server, seeded = site
+    _server, seeded = site
     olga = phones("olga")
     olga.reload()  # seen once under the worker: kept
     olga.goto("/admin/")

@@ -701,7 +701,7 @@ def test_allowed_values_are_a_box_s_scores_or_the_bonus_line_s_count():
 
 
 def test_without_a_50_the_bonus_line_may_only_go_down():
-    card = {c: None for c in Category}
+    card = dict.fromkeys(Category)
     assert rules.bonus_line_limit({**card, Category.YAHTZEE: 0}, 2) == 2
     assert rules.bonus_line_limit(card, 0) == 0
     assert rules.bonus_line_limit({**card, Category.YAHTZEE: 50}, 2) == rules.MAX_YAHTZEE_BONUSES
