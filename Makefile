@@ -79,12 +79,19 @@ migrate: $(STAMP) $(MO) $(KEY)
 static: $(STAMP) $(KEY)
 	$(RUN_ENV) $(BIN)/python manage.py collectstatic --noinput --verbosity 0
 
+# uvicorn believes X-Forwarded-For and X-Forwarded-Proto from this machine by default: a
+# client on it could name any address, and get a fresh log-in lockout with each one
+# (accounts.security.client_ip). Only BEHIND_PROXY (1/true/yes/on, as dados/settings.py
+# reads it) says that a proxy here writes them (docs/operations.md).
+PROXY_HEADERS = $$(case "$$(echo "$${BEHIND_PROXY:-}" | tr -d ' ' | tr A-Z a-z)" in \
+  1|true|yes|on) ;; *) echo --no-proxy-headers ;; esac)
+
 # Ctrl-C ends it at once: open live-card streams get 3 s to close.
 run: migrate static
 	$(RUN_ENV) $(BIN)/python manage.py bootstrap_admin
 	@$(RUN_ENV) sh -c 'echo "Dados: $$SITE_URL (la dirección que dan los códigos QR de las tarjetas)"'
 	$(RUN_ENV) $(BIN)/uvicorn dados.asgi:application --host $(HOST) --port $(PORT) \
-	  --no-access-log --timeout-graceful-shutdown 3
+	  --no-access-log --timeout-graceful-shutdown 3 $(PROXY_HEADERS)
 
 dev: migrate
 	$(DEV_ENV) $(BIN)/python manage.py bootstrap_admin

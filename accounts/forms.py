@@ -41,6 +41,15 @@ def clean_name(value: str) -> str:
             % {"codes": ", ".join(lone)},
             code="lone_marks",
         )
+    if enclosing := names.enclosing_marks(value):
+        raise ValidationError(
+            _(
+                "El nombre lleva signos que encierran la letra de delante (%(codes)s), como un"
+                " círculo o un recuadro: escríbelo sin ellos."
+            )
+            % {"codes": ", ".join(enclosing)},
+            code="enclosing_marks",
+        )
     name = names.normalize(value)
     limit = User._meta.get_field("display_name").max_length
     if len(name) > limit:

@@ -9,14 +9,17 @@ disguise itself or disturb what is around it:
   the text after the name, a total of 195 reading as 591; zero-width characters, joiners,
   the soft hyphen, the BOM, tag characters and variation selectors would make an invisible
   twin of a name; an accent with no letter under it (a lone combining mark) lands on
-  whatever is beside it. Only U+FE0E and U+FE0F after a symbol pass: they choose how a
-  symbol is drawn («❤️» as a phone types it), and `fold` sets them aside.
+  whatever is beside it; an enclosing mark (a circle, a square, a keycap: U+20DD...) turns
+  the letter before it into a symbol and reaches over its neighbours. Only U+FE0E and
+  U+FE0F after a symbol pass: they choose how a symbol is drawn («❤️» as a phone types
+  it), and `fold` sets them aside.
 - It is not blank once those are set aside (`is_blank`): two acute accents (U+0301) alone
   are no name.
 - It is kept in NFKC, so «Ana» in fullwidth letters (U+FF21...) is saved as «Ana».
 - Two names are the same when they fold alike (`fold`): case, accents, invisible
   characters and lookalike letters of any script aside. «Óscar» is «oscar», «Tom» with a
-  Cyrillic «T» (U+0422) is «Tom», and «Ana» with a Cherokee «A» (U+13AA) is «Ana».
+  Cyrillic «T» (U+0422) is «Tom», «Ana» with a Cherokee «A» (U+13AA) is «Ana», and so is
+  «ᴀna» with a small capital (U+1D00) or «Ⲁna» with a Coptic alfa (U+2C80).
 - A page shows it isolated (`isolate`, `<bdi>`), so that a right-to-left name never
   moves the numbers beside it.
 
@@ -25,7 +28,11 @@ ships it: pure Python, the package django-registration uses to refuse lookalike 
 its data updated with Unicode's. Each letter outside ASCII becomes the ASCII letter the data
 draws it like; ASCII itself is left alone, because full UTS #39 skeletons (ICU's, or the
 `confusables` package's) also merge Latin with Latin («l» and «I», «rn» and «m»), and two
-real names may differ by just that («Erna», «Ema»).
+real names may differ by just that («Erna», «Ema»). Where the data has no ASCII letter for
+a letter, Unicode's own names still tell of two kinds: a Latin small capital is its letter
+drawn small (U+1D00 LATIN LETTER SMALL CAPITAL A), and the Coptic alphabet's first 25
+letters (U+2C80 to U+2CB1) were split from the Greek letters they are drawn as, so each
+folds as that Greek capital does (its small letter, as that capital drawn small).
 """
 
 import functools
@@ -42,9 +49,10 @@ from django.utils.translation import gettext
 # surrogates (Cs), private use (Co), unassigned code points (Cn), and line and paragraph
 # separators.
 HIDDEN_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
-# Letters and marks that draw nothing, though their category says otherwise: the Hangul
-# fillers, the braille blank, the combining grapheme joiner and Khmer's inherent vowels.
-BLANKS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f\u17b4\u17b5")
+# Letters, marks and symbols that draw nothing, though their category says otherwise: the
+# Hangul fillers, the braille blank, the combining grapheme joiner, Khmer's inherent vowels
+# and the object replacement character (a stand-in that most fonts leave empty).
+BLANKS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f\u17b4\u17b5\ufffc")
 # Marks that draw nothing and change the look of the character before them: the variation
 # selectors, ideographic ones and Mongolian free ones.
 SELECTORS = frozenset(
@@ -52,6 +60,13 @@ SELECTORS = frozenset(
 )
 # Text or emoji style: after a symbol, all they change is how that symbol is drawn.
 EMOJI_STYLE = frozenset("\ufe0e\ufe0f")
+# The Greek capitals that Coptic's capitals U+2C80, U+2C82 ... U+2CB0 were split from, in
+# order: alfa, vida, gamma, dalda, eie, sou, zata, hate, thethe, iauda, kapa, laula, mi, ni,
+# ksi, o, pi, ro, sima, tau, ua, fi, khi, psi, oou.
+GREEK_OF_COPTIC = dict(
+    zip(map(chr, range(0x2C80, 0x2CB2, 2)), "ΑΒΓΔΕϚΖΗΘΙΚΛΜΝΞΟΠΡϹΤΥΦΧΨΩ", strict=True)
+)
+SMALL_CAPITAL = "LATIN LETTER SMALL CAPITAL "
 
 
 def is_hidden(char: str) -> bool:
@@ -62,6 +77,11 @@ def is_hidden(char: str) -> bool:
 def is_mark(char: str) -> bool:
     """Whether char is a combining mark, drawn on the character before it."""
     return unicodedata.category(char).startswith("M") and not is_hidden(char)
+
+
+def is_enclosing(char: str) -> bool:
+    """Whether char is an enclosing mark, drawn round the character before it."""
+    return unicodedata.category(char) == "Me"
 
 
 def invisible_characters(text: str) -> list[str]:
@@ -89,10 +109,16 @@ def lone_marks(text: str) -> list[str]:
     return list(found)
 
 
+def enclosing_marks(text: str) -> list[str]:
+    """The enclosing marks in text, once each, as «U+20DD»."""
+    return list(dict.fromkeys(f"U+{ord(char):04X}" for char in text if is_enclosing(char)))
+
+
 def hidden_characters(text: str) -> list[str]:
     """Every character that may not be in a name, once each, as «U+202E»: the invisible
-    ones and the lone marks."""
-    return list(dict.fromkeys(invisible_characters(text) + lone_marks(text)))
+    ones, the lone marks and the enclosing ones."""
+    found = invisible_characters(text) + lone_marks(text) + enclosing_marks(text)
+    return list(dict.fromkeys(found))
 
 
 def is_blank(text: str) -> bool:
@@ -111,12 +137,16 @@ def fold(text: str) -> str:
     and lookalike letters aside. «Óscar» and «oscar» alike, and a Cyrillic «T» (U+0422)
     a Latin «T»."""
     text = unicodedata.normalize("NFKD", text)
-    text = "".join(c for c in text if not unicodedata.combining(c) and not is_hidden(c))
+    text = "".join(c for c in text if not _is_accent(c) and not is_hidden(c))
     # Lookalikes before casefolding, so Greek capital nu is «N» and its small letter «v»;
     # and after, for what casefolding makes (Cherokee small letters fold to capitals).
     text = _latin(_latin(text).casefold()).casefold()
     text = unicodedata.normalize("NFKD", text)
-    return " ".join("".join(c for c in text if not unicodedata.combining(c)).split())
+    return " ".join("".join(c for c in text if not _is_accent(c)).split())
+
+
+def _is_accent(char: str) -> bool:
+    return bool(unicodedata.combining(char)) or is_enclosing(char)
 
 
 def _latin(text: str) -> str:
@@ -125,16 +155,25 @@ def _latin(text: str) -> str:
 
 @functools.cache
 def latin_lookalike(char: str) -> str:
-    """The ASCII letters char is drawn like, per Unicode's confusables data, or char itself:
-    Cherokee letter go (U+13AA) is «A». ASCII is left as it is."""
-    if char.isascii() or not (found := confusables.is_confusable(char, greedy=True)):
+    """The ASCII letters char is drawn like, per Unicode's confusables data, or else as a
+    small capital or a Coptic letter (the module's docstring), or char itself: Cherokee
+    letter go (U+13AA) is «A», Coptic gamma (U+2C84) Greek «Γ». ASCII is left as it is."""
+    if char.isascii():
         return char
-    for homoglyph in found[0]["homoglyphs"]:
+    found = confusables.is_confusable(char, greedy=True)
+    for homoglyph in found[0]["homoglyphs"] if found else []:
         # Right-to-left lookalikes come wrapped in LEFT-TO-RIGHT MARKs.
         glyph = homoglyph["c"].strip("\u200e")
         if glyph.isascii() and glyph.isalpha():
             # The data draws a stroke as «l»; a capital one passes for an «I».
             return "I" if glyph == "l" and char.isupper() else glyph
+    letter = unicodedata.name(char, "").removeprefix(SMALL_CAPITAL)
+    if len(letter) == 1 and letter.isascii():
+        return letter.lower()
+    if char in GREEK_OF_COPTIC:
+        return latin_lookalike(GREEK_OF_COPTIC[char])
+    if char.upper() in GREEK_OF_COPTIC:
+        return latin_lookalike(GREEK_OF_COPTIC[char.upper()]).lower()
     return char
 
 

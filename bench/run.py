@@ -149,13 +149,13 @@ class Server:
             command = [
                 str(bin_dir / "uvicorn"), "dados.asgi:application", "--host", HOST,
                 "--port", str(port), "--workers", str(workers or args.workers), "--no-access-log",
-                "--timeout-graceful-shutdown", "3",
+                "--timeout-graceful-shutdown", "3", "--no-proxy-headers",
             ]  # fmt: skip
         elif kind == "gunicorn-uvicorn":
             command = [
                 str(bin_dir / "gunicorn"), "dados.asgi:application", "--bind", f"{HOST}:{port}",
                 "--worker-class", "uvicorn.workers.UvicornWorker", "--workers", str(args.workers),
-                "--graceful-timeout", "3", "--no-control-socket",
+                "--graceful-timeout", "3", "--no-control-socket", "--forwarded-allow-ips", "",
             ]  # fmt: skip
         else:
             command = [

@@ -565,6 +565,34 @@ class Change(models.Model):
         )
 
 
+class KeptKey(models.Model):
+    """The Idempotency-Key of a write that changed nothing (its box already held its value):
+    no change to keep it with, so kept here, so that it still names that write and no other
+    (scorecards.once). Not part of the card, which it leaves as it was: it goes with a
+    discarded card and is never written to a finalized one (the write is refused first).
+
+    kind and items as the change the write would have made: [[seat id, box, value, value]].
+    """
+
+    scorecard = models.ForeignKey(
+        Scorecard, on_delete=models.CASCADE, related_name="kept_keys", verbose_name=_("tarjeta")
+    )
+    key = models.UUIDField(_("clave"), editable=False)
+    kind = models.CharField(_("tipo"), max_length=10, choices=Change.Kind.choices)
+    items = models.JSONField(_("casillas"), default=list)
+    created_at = models.DateTimeField(_("fecha"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("clave sin cambio")
+        verbose_name_plural = _("claves sin cambio")
+        constraints = [
+            models.UniqueConstraint(fields=["scorecard", "key"], name="kept_key_once"),
+        ]
+
+    def __str__(self):
+        return str(self.key)
+
+
 class Roll(models.Model):
     """One roll of a digital game's dice: append-only, written with the box its turn ended in.
 

@@ -33,7 +33,8 @@ MAX_PLAYERS = 10
 class Written(NamedTuple):
     """What a write leaves: the card as it now is, and the change it recorded (None for a
     roll or dice held, or when the box already held the value); replayed, the write was sent
-    again with its key (scorecards.once), and the change is the one its first send recorded."""
+    again with its key (scorecards.once), and the change is the one its first send recorded
+    (None if that send changed nothing)."""
 
     scorecard: Scorecard
     change: Change | None
@@ -324,11 +325,13 @@ def box_write(*, scorecard_id, seat_id, box, value, was, author, key=None) -> Wr
         seat = _seat(scorecard, seat_id)
         # Before what the box holds, which this write's first send may have changed.
         kind = Change.Kind.BOX
-        if change := once.replayed(scorecard, key, kind=kind, seat=seat, box=box, value=new):
-            return Written(scorecard, change, replayed=True)
+        if found := once.replayed(scorecard, key, kind=kind, seat=seat, box=box, value=new):
+            return Written(scorecard, found if isinstance(found, Change) else None, replayed=True)
         current = getattr(seat, box)
         if current == new:
-            # Already there (a retried request whose answer was lost): nothing to do.
+            # Already there (a retried request whose answer was lost, another device's
+            # write): nothing to write, the card's version stays; its key is kept.
+            once.keep(scorecard, key, kind=kind, seat=seat, box=box, value=new)
             return Written(scorecard, None)
         if current != seen:
             raise Refused(

@@ -11,6 +11,9 @@ looking and shows them theirs (card.html, dados.css).
 A render is kept under one key. The first phone to miss it claims the render (cache.add);
 the others that miss meanwhile wait for it rather than render it again. A write renders
 the patch its own answer brings, before the streams and polls of the table ask for it.
+A stream never waits: its patches are rendered on the one thread that serves every stream
+of its process (scorecards.live), where a sleep would stall them all; when another holds
+the claim, it renders the patch itself, once for all the streams of its process.
 """
 
 import hashlib
@@ -65,15 +68,18 @@ def cached(card: dict, what: str) -> str | None:
     return cache.get(key(card, what))
 
 
-def shared(card: dict, what: str, render: Callable[[], str], *, claim=True) -> tuple[str, bool]:
+def shared(
+    card: dict, what: str, render: Callable[[], str], *, claim=True, wait=True
+) -> tuple[str, bool]:
     """`what` on the card, from the cache, or rendered once for everyone: render() by the
     first to miss it, whom the others that miss meanwhile wait for. Whether it was found
     (True) or rendered here. Without `claim` (the write that made the version, which its
-    phones ask for after it), it is rendered at once and kept."""
+    phones ask for after it), it is rendered at once and kept. Without `wait` (a stream),
+    it claims the render for the others, but renders at once if another holds the claim."""
     name = key(card, what)
     if (content := cache.get(name)) is not None:
         return content, True
-    if claim and not cache.add(f"{name}:claim", 1, CLAIM_FOR):
+    if claim and not cache.add(f"{name}:claim", 1, CLAIM_FOR) and wait:
         deadline = time.monotonic() + WAIT_FOR
         while time.monotonic() < deadline:
             time.sleep(WAIT_STEP)
@@ -100,17 +106,19 @@ def render_sheet(scorecard, *, error=None) -> str:
     return render_to_string("scorecards/card.html#sheet", sheet_context(scorecard, error=error))
 
 
-def patch(scorecard, since: int, cells: list[dict], *, made=None) -> tuple[str, bool]:
+def patch(scorecard, since: int, cells: list[dict], *, made=None, wait=True) -> tuple[str, bool]:
     """What changed after version `since` (the cells written then, cells_since), for
     everyone; and whether it came from the cache. `made`: asked by the write that made
     the version, before anyone else could (no claim), with the change it recorded (none
-    for a roll), which the database need not be asked for."""
+    for a roll), which the database need not be asked for. Without `wait`, asked by a
+    stream, which never waits for another's render (shared)."""
 
     def render():
         context = parts(scorecard, since=since, changes=made) | {"cells": cells, "oob": True}
         return render_to_string("scorecards/card.html#patch", context)
 
-    return shared(fields(scorecard), f"patch:{since}", render, claim=made is None)
+    name = f"patch:{since}"
+    return shared(fields(scorecard), name, render, claim=made is None, wait=wait)
 
 
 def cell_id(seat, box) -> str:
@@ -398,10 +406,13 @@ def stream_patch(card: dict, since: int) -> tuple[int, str] | None:
     """For the card's stream (scorecards.live), whose page shows version `since`: the
     patch that brings it to the card's version, and that version (from the cache, or
     rendered once for everyone); None when the page must ask its poll for the whole
-    sheet (a page too far behind, a finalized card, a card gone)."""
+    sheet (a page too far behind, a finalized card, a card gone). It runs on the thread
+    that serves every stream of its process (scorecards.live), so it never waits for a
+    render claimed elsewhere: rendered here, it is one render more for the club, where a
+    wait would hold back every stream of the process."""
     if (content := cached(card, f"patch:{since}")) is not None:
         return card["version"], content
     scorecard = Scorecard.objects.with_seats().filter(pk=card["id"]).first()
     if scorecard is None or (cells := cells_since(scorecard, since)) is None:
         return None
-    return scorecard.version, patch(scorecard, since, cells)[0]
+    return scorecard.version, patch(scorecard, since, cells, wait=False)[0]

@@ -354,9 +354,10 @@ class Browser:
         conn.connect()
         return conn
 
-    def send(self, conn, method, path, fields=None, *, htmx=False) -> None:
-        """Send a request on an open connection (split from reading, for races)."""
-        headers = {"Connection": "close"}
+    def send(self, conn, method, path, fields=None, *, htmx=False, headers=None) -> None:
+        """Send a request on an open connection (split from reading, for races), with
+        headers of its own besides a browser's."""
+        headers = {"Connection": "close", **(headers or {})}
         if self.cookies:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
         body = None
@@ -387,10 +388,10 @@ class Browser:
         finally:
             conn.close()
 
-    def request(self, method, path, fields=None, *, htmx=False) -> Response:
+    def request(self, method, path, fields=None, *, htmx=False, headers=None) -> Response:
         conn = self.connect()
         try:
-            self.send(conn, method, path, fields, htmx=htmx)
+            self.send(conn, method, path, fields, htmx=htmx, headers=headers)
         except BaseException:
             conn.close()
             raise

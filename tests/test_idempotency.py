@@ -350,3 +350,79 @@ def test_a_second_change_with_a_key_is_refused_by_the_database_and_answered_as_t
     assert again.status_code == 200
     assert again["X-Dados-Replayed"] == "1"
     assert state(seat) == taken
+
+
+# A write that found its value already there
+
+
+@pytest.fixture
+def unchanged(org_client, seat):
+    """Ana's Cuatros already holds 12 (another device wrote it): the same 12 sent with KEY
+    changes nothing, and is answered with the card's version (taken), which it does not
+    move."""
+    send(org_client, seat, box(seat))
+    before = state(seat)
+    response = send(org_client, seat, box(seat), KEY)
+    assert response.status_code == 200
+    assert response["X-Dados-Version"] == str(before[0])
+    assert "X-Dados-Replayed" not in response
+    assert state(seat) == before
+    return before
+
+
+def test_a_write_that_changed_nothing_sent_again_is_answered_as_taken(org_client, seat, unchanged):
+    again = send(org_client, seat, box(seat), KEY, shown=unchanged[0] - 1)
+    assert again.status_code == 200
+    assert again["X-Dados-Replayed"] == "1"
+    assert again["X-Dados-Version"] == str(unchanged[0])
+    assert state(seat) == unchanged
+
+
+@pytest.mark.parametrize(
+    ("other", "changed", "whose"),
+    [
+        ("box", {"value": "16", "was": "12"}, "ana"),
+        ("box", {"name": "fives", "value": "15"}, "ana"),
+        ("box", {}, "ben"),
+        ("joker", {"face": "3", "name": "threes"}, "ana"),
+    ],
+    ids=["another value", "another box", "another seat", "a joker"],
+)
+def test_the_key_of_a_write_that_changed_nothing_writes_nothing_else(
+    org_client, card, seat, ben, unchanged, other, changed, whose
+):
+    target = seat if whose == "ana" else seat_of(card, ben)
+    held = seat_of(card, ben).scores
+    response = send(org_client, seat, WRITES[other](target, **changed), KEY)
+    assert response.status_code == 422
+    assert f'<div class="alert alert-error" role="alert">{ANOTHER_WRITE}</div>' in response.text
+    assert state(seat) == unchanged
+    assert seat_of(card, ben).scores == held
+
+
+def test_a_key_that_changed_nothing_is_its_cards_own(org_client, organizer, ana, seat, unchanged):
+    other = seat_of(make_scorecard(organizer, [ana]), ana)
+    response = send(org_client, other, box(other), KEY)
+    assert response.status_code == 200
+    assert "X-Dados-Replayed" not in response
+    assert Seat.objects.get(pk=other.pk).fours == 12
+
+
+def test_a_second_unchanged_write_with_a_key_is_refused_by_the_database_and_answered_as_taken(
+    org_client, seat, unchanged, monkeypatch
+):
+    """The last guard for a key kept without a change: a send that missed it (here the
+    lookup misses once) keeps the key again, which the database refuses; made again, the
+    write finds the key and is answered as taken."""
+    replayed, looked = once.replayed, []
+
+    def missing_once(*args, **kwargs):
+        looked.append(kwargs)
+        return None if len(looked) == 1 else replayed(*args, **kwargs)
+
+    monkeypatch.setattr(once, "replayed", missing_once)
+    again = send(org_client, seat, box(seat), KEY)
+    assert len(looked) == 2
+    assert again.status_code == 200
+    assert again["X-Dados-Replayed"] == "1"
+    assert state(seat) == unchanged

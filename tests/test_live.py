@@ -5,6 +5,7 @@ checked on every poll."""
 import asyncio
 import re
 import threading
+from unittest import mock
 from urllib.parse import quote
 
 import pytest
@@ -605,6 +606,58 @@ def test_a_claim_whose_render_never_comes_is_waited_for_a_moment_only(card, monk
     sheets.cache.add(sheets.key(fields, "sheet:y") + ":claim", 1)
     assert sheets.shared(fields, "sheet:y", lambda: "mine") == ("mine", False)
     assert sheets.cached(fields, "sheet:y") == "mine"
+
+
+def _claimed_elsewhere(card, since=0):
+    """The card's patch from `since` as another process claimed it and never renders it
+    (it died, or takes its time): its stream's phones here miss it in the cache."""
+    fields = Scorecard.objects.filter(pk=card.pk).values(*sheets.CARD_FIELDS)[0]
+    with translation.override("es"):
+        name = sheets.key(fields, f"patch:{since}")
+    assert sheets.cache.add(name + ":claim", 1, 60)
+    return fields, name
+
+
+def test_a_stream_renders_a_patch_another_process_claimed_rather_than_sleep(card, ana, monkeypatch):
+    """A stream's patch is rendered on the one thread that serves every stream of its
+    process (live.Versions.run): it never sleeps there waiting for another's render."""
+    write(card, ana, "ones", "3")
+    fields, name = _claimed_elsewhere(card)
+    monkeypatch.setattr(sheets.time, "sleep", lambda seconds: pytest.fail("a stream slept"))
+    with translation.override("es"):
+        version, html = sheets.stream_patch(fields, 0)
+    assert version == 1
+    assert cell(card, ana, "ones") in oob_cells(html)
+    assert sheets.cache.get(name) == html  # kept for the polls and the other processes
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_held_by_another_process_stalls_no_stream_of_this_one(organizer, ana, ben):
+    """Two cards streamed by one process: the first's patch was claimed by another process
+    whose render never comes, and the second card's patch still reaches its streams, on
+    the process's one thread for them, long before that claim would be waited out."""
+    held, free = (make_scorecard(organizer, [ana, ben]) for _ in range(2))
+    for card in (held, free):
+        write(card, ana, "ones", "3")
+    fields = {card.pk: _claimed_elsewhere(card)[0] for card in (held, free)}
+    sheets.cache.delete(sheets.key(fields[free.pk], "patch:0") + ":claim")
+
+    def stream_patch(pk):
+        with translation.override("es"):
+            return sheets.stream_patch(fields[pk], 0)
+
+    async def streams():
+        hub = stream_hub.Versions()
+        asked = [hub.patch((card.pk, 0, 1, "es"), stream_patch, card.pk) for card in (held, free)]
+        # Seconds for what takes milliseconds; waiting the claim out would take WAIT_FOR
+        # (made 30 s here), on the thread every stream of the process waits for.
+        return await asyncio.wait_for(asyncio.gather(*asked), 5.0)
+
+    with mock.patch.object(sheets, "WAIT_FOR", 30.0):
+        (held_version, held_html), (free_version, free_html) = asyncio.run(streams())
+    assert (held_version, free_version) == (1, 1)
+    assert cell(held, ana, "ones") in oob_cells(held_html)
+    assert cell(free, ana, "ones") in oob_cells(free_html)
 
 
 def test_a_stream_brings_a_digital_turns_forms_too(organizer, ana, ben, scripted):

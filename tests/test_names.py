@@ -3,6 +3,7 @@ accents and lookalike letters aside, and shown isolated so they never move the n
 around them."""
 
 import re
+import unicodedata
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -28,6 +29,7 @@ HIDDEN = [
     "\u0007",
     "\u2028",
     "\u3164",
+    "\ufffc",  # object replacement: drawn as nothing in most fonts
 ]
 ARABIC = "علي"
 HEBREW = "דני"
@@ -209,6 +211,11 @@ def test_importing_players_refuses_hidden_characters_and_lookalikes(tmp_path):
 SELECTORS = ["\ufe0f", "\ufe00", "\U000e0100", "\u180b"]
 # Letters of Cherokee and Lisu drawn as Latin «A» and «B».
 FOREIGN_TWINS = [("\u13aana", "Ana"), ("\ua4eena", "Ana"), ("\u13f4erto", "Berto")]
+# Lookalikes the confusables data lacks: Coptic alfa and vida (drawn as the Greek capitals
+# they were split from), and Latin small capitals.
+UNLISTED_TWINS = [("\u2c80na", "Ana"), ("\u2c82erto", "Berto"), ("\u1d00na", "Ana")]
+# Every enclosing mark: a circle, a square, a keycap, a diamond... drawn round a letter.
+ENCLOSING = [chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) == "Me"]
 WAYS = ["guest", "profile", "admin add", "admin change", "import page", "import"]
 
 
@@ -271,6 +278,36 @@ def test_a_variation_selector_cannot_make_a_second_ana(club, way, selector):
 def test_a_lookalike_in_any_script_is_another_players_name(club, way, twin, name):
     text = give(way, club, twin)
     assert f"a hay un jugador que se llama «{name}»" in text
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_an_object_replacement_cannot_make_a_second_ana(club, way):
+    text = give(way, club, "Ana\ufffc")
+    assert "El nombre lleva caracteres invisibles o de control (U+FFFC)" in text
+
+
+@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize(("twin", "name"), UNLISTED_TWINS, ids=["coptic", "vida", "small"])
+def test_a_lookalike_the_data_lacks_is_another_players_name(club, way, twin, name):
+    text = give(way, club, twin)
+    assert f"a hay un jugador que se llama «{name}»" in text
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_an_enclosing_mark_is_refused(club, way):
+    text = give(way, club, "Ana\u20dd")
+    assert "El nombre lleva signos que encierran la letra de delante (U+20DD)" in text
+
+
+@pytest.mark.parametrize("mark", ENCLOSING, ids=lambda c: f"U+{ord(c):04X}")
+def test_every_enclosing_mark_is_refused_and_folds_away(ana_client, ana, mark):
+    response = save_name(ana_client, f"Be{mark}a")
+    assert f"signos que encierran la letra de delante (U+{ord(mark):04X})" in response.text
+    ana.refresh_from_db()
+    assert ana.display_name == "Ana"
+    # One saved before the check is still a twin.
+    assert fold(f"Ana{mark}") == fold(f"A{mark}na") == "ana"
+    assert hidden_characters(f"Ana{mark}") == [f"U+{ord(mark):04X}"]
 
 
 @pytest.mark.parametrize("way", WAYS)
@@ -338,6 +375,13 @@ def test_fold_sets_aside_selectors_and_lookalikes_of_any_script():
     # A stroke of another script is a capital «I» where it is a capital.
     assert fold("\u0399\u00f1igo") == fold("I\u00f1igo")  # Greek capital iota
     assert fold("\u0406van") == fold("Ivan")  # Cyrillic capital I
+    # Coptic letters are the Greek capitals they were split from, their small letters the
+    # same drawn small, and a Latin small capital is its letter.
+    assert fold("\u2c80\u2c9b\u2c81") == "ana"  # Ⲁⲛⲁ
+    assert fold("\u2c84\u2c86") == fold("\u0393\u0394")  # Coptic gamma, dalda: Greek
+    assert fold("\u0299\u1d07\u0280\u1d1b\u1d0f") == "berto"  # ʙᴇʀᴛᴏ
+    assert fold("\u2c85") == "r"  # where the data has the letter, it is what counts
+    assert fold("\ufffcAna") == "ana"
     # Latin letters are never merged with Latin letters: two real names may differ so.
     assert fold("Ivan") != fold("lvan")
     assert fold("Erna") != fold("Ema")
