@@ -138,8 +138,8 @@ function opened(event) {
   state.stream = {holder: event.target, source};
   state.streaming = true;
   pollEvery();
+  // What moved while it was closed, it brings: it opens from the version the page shows.
   hideError({kind: "offline-poll"});
-  askWhatMoved();  // anything that moved while it was closed
   if (source.dadosFollows) return;  // the browser reconnected it: its listeners stay
   source.dadosFollows = true;
   source.addEventListener("patch", patched);
