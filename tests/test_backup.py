@@ -24,6 +24,7 @@ from tests.liveserver import (
     ROOT,
     database_copy,
     django_script,
+    migrated_database,
     server_env,
     template_database,
 )
@@ -530,7 +531,7 @@ def test_a_backup_taken_while_a_card_is_written_restores_whole(club, make_db, tm
     paths = []
     try:
         time.sleep(1.0)
-        for _n in range(3):
+        for _n in range(2):
             paths.append(backup(db, tmp_path / "copias"))
     finally:
         stop.touch()
@@ -583,3 +584,101 @@ def test_a_full_disk_leaves_no_file_that_looks_like_a_backup(db, tmp_path, monke
         f"No queda espacio en el disco de {tmp_path}: la copia no se ha hecho."
     )
     assert list(tmp_path.iterdir()) == []
+
+
+# What the club's players read, each as text: «Clasificación», every player's statistics
+# (with «Cara a cara»), the host's «Historial» CSV and games' JSON exports, through
+# the app's own views; and the numbers behind them, from scorecards.stats.
+EXPORTS = """
+import hashlib, json, re, sys
+from pathlib import Path
+from django.test import Client
+from accounts.models import User
+from scorecards import stats
+from scorecards.models import Scorecard
+
+def dumped(value):
+    return json.dumps(value, default=str, sort_keys=True)
+
+def page(client, path):
+    answer = client.get(path, headers={"host": "127.0.0.1"})
+    assert answer.status_code == 200, (path, answer.status_code)
+    # What differs on every request: the CSP nonce and the masked CSRF token.
+    text = re.sub(r'nonce="[^"]*"', "", answer.content.decode())
+    return re.sub(r"[A-Za-z0-9]{64}", "", text)
+
+out = {}
+ranked, unranked = stats.ranking()
+out["ranking"] = dumped([ranked, unranked])
+host = User.objects.get(username="anfitriona")
+client = Client()
+client.force_login(host)
+out["ranking.html"] = page(client, "/clasificacion/")
+out["history.csv"] = page(client, "/historial/exportar.csv")
+for player in User.objects.order_by("username"):
+    chosen = [stats.player_summary(player), stats.head_to_head(player),
+              stats.totals_over_time(player), stats.histogram(player)]
+    out[f"stats/{player.username}"] = dumped(chosen)
+    if player.plays or player.seats.exists():
+        out[f"player/{player.username}.html"] = page(client, f"/jugadores/{player.pk}/")
+staff = User.objects.get(username="olga")
+client.force_login(staff)
+# Every tenth game, and the small club's (its log and rolls).
+games = Scorecard.objects.order_by("pk").values_list("pk", flat=True)
+for pk in [pk for pk in games if pk % 10 == 0] + list(games)[-3:]:
+    out[f"game/{pk}.json"] = page(client, f"/tarjetas/{pk}/exportar.json")
+folder = Path(sys.argv[1])
+for name, text in out.items():
+    (folder / name.replace("/", "_")).write_text(text)
+print(json.dumps({name: hashlib.sha256(text.encode()).hexdigest() for name, text in out.items()}))
+"""
+
+
+def exports(db, folder: Path) -> dict:
+    """EXPORTS's digests; the texts themselves are left in folder, for a failure to show."""
+    folder.mkdir()
+    return json.loads(django_script(db, EXPORTS, str(folder)).strip().splitlines()[-1])
+
+
+def first_difference(name: str, one: Path, other: Path) -> str:
+    file = name.replace("/", "_")
+    lines = [(folder / file).read_text().splitlines() for folder in (one, other)]
+    pairs = zip(*lines, strict=False)
+    return next((f"{name}: {a!r} != {b!r}" for a, b in pairs if a != b), name)
+
+
+def same_exports(one: dict, other: dict, folders: tuple[Path, Path]) -> list[str]:
+    assert one.keys() == other.keys()
+    return [first_difference(name, *folders) for name in one if one[name] != other[name]]
+
+
+@pytest.mark.skipif(not POSTGRES, reason="runs in the PostgreSQL pass of make test")
+def test_a_club_moves_from_sqlite_to_postgresql_and_back_unchanged(make_db, tmp_path):
+    """SQLite → PostgreSQL → SQLite with 1,000 finished games (bench.seed's, in bulk), the
+    small club's log and rolls, and a card in play: every page and export the same."""
+    sqlite = tmp_path / "origen.sqlite3"  # bench.seed migrates it
+    env = server_env(sqlite) | {"DJANGO_SETTINGS_MODULE": "dados.settings"}
+    seeding = [BIN / "python", "-m", "bench.seed", "--players", "30", "--games", "1000"]
+    subprocess.run(seeding, cwd=ROOT, env=env, check=True, capture_output=True, timeout=300)
+    seed_club(sqlite)
+    club = fingerprint(sqlite)
+    # Backed up before the pages are read: reading them logs the readers in.
+    to_postgres = backup(sqlite, tmp_path / "copias")
+    before = exports(sqlite, tmp_path / "antes")
+    assert len(before) > 100
+
+    postgres = make_db("postgres")
+    done = restore(postgres, to_postgres, backup_dir=tmp_path / "seguridad")
+    assert done.returncode == 0, done.stderr
+    assert "34 jugadores, 1002 partidas, 1 tarjetas en juego" in done.stdout
+    assert fingerprint(postgres) == club
+    back = backup(postgres, tmp_path / "copias")
+    on_postgres = exports(postgres, tmp_path / "en-postgres")
+    assert same_exports(before, on_postgres, (tmp_path / "antes", tmp_path / "en-postgres")) == []
+
+    sqlite_again = migrated_database(tmp_path / "vuelta.sqlite3")
+    done = restore(sqlite_again, back, backup_dir=tmp_path / "seguridad")
+    assert done.returncode == 0, done.stderr
+    assert fingerprint(sqlite_again) == club
+    again = exports(sqlite_again, tmp_path / "vuelta")
+    assert same_exports(before, again, (tmp_path / "antes", tmp_path / "vuelta")) == []
