@@ -31,7 +31,7 @@ DEV_ENV := DEBUG=true
 # pytest-xdist processes: one per core is what this 2-core machine does best (make test).
 WORKERS ?= 2
 
-.PHONY: run dev static test check bench lint format migrate venv lock clean chromium
+.PHONY: run dev static test check bench lint format migrate venv lock clean chromium caddy backup
 
 # Runs the test (a shell command); when it fails, installs Debian's package as root or,
 # as another user, says what to install.
@@ -116,6 +116,16 @@ node_modules/.installed-stamp: package.json package-lock.json
 chromium:
 	@$(call debian_package,test -x /usr/bin/chromium,chromium)
 
+# The production recipe's test (tests/test_proxy.py) puts Debian's Caddy in front of the app.
+caddy:
+	@$(call debian_package,command -v caddy,caddy)
+
+# A backup of the club that `make run` serves (docs/operations.md, «Backups»): one file in
+# backups/ beside the database, the newest 14 kept. BACKUP_ARGS="--to /media/usb" elsewhere.
+BACKUP_ARGS ?=
+backup: $(STAMP) $(KEY)
+	$(RUN_ENV) $(BIN)/python manage.py backup $(BACKUP_ARGS)
+
 # While working: ruff and the SQLite suite without the browser and server-starting tests
 # (PostgreSQL's own skip themselves). A few minutes; `make test` before pushing.
 check: $(STAMP) $(MO) lint node_modules/.installed-stamp
@@ -124,7 +134,7 @@ check: $(STAMP) $(MO) lint node_modules/.installed-stamp
 
 # Every test, on both databases: the whole suite on SQLite, then everything but the browser
 # tests on a throwaway PostgreSQL server (docs/operations.md says why that loses nothing).
-test: $(STAMP) $(MO) lint chromium node_modules/.installed-stamp
+test: $(STAMP) $(MO) lint chromium caddy node_modules/.installed-stamp
 	node --test tests/js/
 	$(BIN)/pytest -n $(WORKERS)
 	$(BIN)/python scripts/with_postgres.py -- $(BIN)/pytest -n $(WORKERS) -p no:cacheprovider -m "not browser"

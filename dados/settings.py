@@ -169,6 +169,7 @@ INSTALLED_APPS = [
     "accounts",
     "accesses",
     "scorecards",
+    "backups",
 ]
 
 MIDDLEWARE = [
@@ -312,6 +313,14 @@ else:
         )
         DATABASES["cache"]["CONN_MAX_AGE"] = DATABASES["default"]["CONN_MAX_AGE"]
         DATABASE_ROUTERS = ["dados.routers.CacheRouter"]
+
+# Where `manage.py backup` writes the club's copies, and where the admin's index looks for
+# the newest: `backups/` beside a SQLite database, else beside the code.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    _backups = Path(DATABASES["default"]["NAME"]).parent / "backups"
+else:
+    _backups = BASE_DIR / "backups"
+BACKUP_DIR = Path(os.environ.get("BACKUP_DIR") or _backups)
 
 # Sessions live in the database, so any number of app servers can share them.
 # Not cached_db: its cache is per worker, so a session ended in one would live on in others.

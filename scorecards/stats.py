@@ -19,7 +19,7 @@ from datetime import date, datetime
 
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.db.models import Avg, Count, F, Max, Min, Q, Sum, Value
+from django.db.models import Count, F, Max, Min, Q, Sum, Value
 from django.db.models.functions import Coalesce, NullIf
 from django.utils import formats, timezone
 from django.utils.translation import gettext, ngettext
@@ -94,6 +94,13 @@ def _rate(part, whole):
     return part / whole if whole else None
 
 
+def _mean(points, games):
+    """An average, divided here rather than by the database's AVG: SQLite and PostgreSQL
+    round its last digit differently, and a club moved from one to the other (manage.py
+    restore) must read the same statistics and ranking."""
+    return points / games if games else None
+
+
 # Statistics
 
 
@@ -106,13 +113,13 @@ def player_summary(player, mode=None, period=None) -> dict:
         .aggregate(
             games=Count("pk"),
             wins=Count("pk", filter=Q(place=1)),
-            average=Avg("total"),
+            points=Sum("total"),
             best=Max("total"),
             worst=Min("total"),
             yahtzee_boxes=Count("pk", filter=Q(yahtzee=rules.YAHTZEE_SCORE)),
             yahtzee_bonuses=Sum("yahtzee_bonuses", default=0),
             upper_bonuses=Count("pk", filter=Q(upper_sum__gte=rules.UPPER_BONUS_THRESHOLD)),
-            **{f"avg_{c}": Avg(c) for c in Category},
+            **{f"sum_{c}": Sum(c) for c in Category},
         )
     )
     games = row["games"]
@@ -120,12 +127,12 @@ def player_summary(player, mode=None, period=None) -> dict:
         "games": games,
         "wins": row["wins"],
         "win_rate": _rate(row["wins"], games),
-        "average": row["average"],
+        "average": _mean(row["points"], games),
         "best": row["best"],
         "worst": row["worst"],
         "yahtzees": row["yahtzee_boxes"] + row["yahtzee_bonuses"],
         "upper_bonus_rate": _rate(row["upper_bonuses"], games),
-        "box_averages": [(c, row[f"avg_{c}"]) for c in Category],
+        "box_averages": [(c, _mean(row[f"sum_{c}"], games)) for c in Category],
     }
 
 
@@ -241,12 +248,15 @@ def _ranking_numbers(mode=None, period=None) -> dict[int, dict]:
             .annotate(
                 games=Count("pk"),
                 wins=Count("pk", filter=Q(place=1)),
-                average=Avg("total"),
+                points=Sum("total"),
                 best=Max("total"),
             )
             .order_by()
         )
-        numbers = {row.pop("player"): row for row in rows}
+        numbers = {}
+        for row in rows:
+            row["average"] = _mean(row.pop("points"), row["games"])
+            numbers[row.pop("player")] = row
         cache.set(key, numbers, RANKING_KEPT_FOR)
     return numbers
 

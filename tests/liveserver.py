@@ -203,6 +203,8 @@ class AppServer:
     starts: int = 0
     asgi: bool = False
     env: dict = field(default_factory=dict)  # more of its settings, as environment
+    # Headers of the request that finds it up: behind a proxy, X-Forwarded-Proto.
+    probe: dict = field(default_factory=dict)
 
     def command(self) -> list:
         if self.asgi:
@@ -273,7 +275,7 @@ class AppServer:
                 raise AssertionError(f"the server exited {code} on start:\n{self.log_tail()}")
             try:
                 conn = http.client.HTTPConnection(HOST, self.port, timeout=5)
-                conn.request("GET", "/entrar/")
+                conn.request("GET", "/entrar/", headers=self.probe)
                 status = conn.getresponse().status
                 conn.close()
                 if status == 200:
