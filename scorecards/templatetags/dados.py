@@ -49,7 +49,17 @@ def qr_code(text) -> str:
 
 # The page's ES modules (static/js/dados.js imports them), which every page loads and the
 # service worker keeps (scorecards.views.offline).
-MODULES = ("session", "live", "unsent", "outbox", "messages", "picker", "turn", "page")
+MODULES = (
+    "session",
+    "live",
+    "unsent",
+    "unsent-view",
+    "outbox",
+    "messages",
+    "picker",
+    "turn",
+    "page",
+)
 
 
 @register.simple_tag

@@ -79,9 +79,10 @@ export async function list(user, card) {
   return card ? writes.filter((write) => write.card === String(card)) : writes;
 }
 
-// Stored, without what only the page holds while it is open (its promises).
+// Stored, without what only the page holds while it is open (its promise of being stored,
+// whether it is on its way or taken back).
 function stored(write) {
-  const {saved, ...kept} = write;
+  const {saved, sending, dropped, ...kept} = write;
   return kept;
 }
 
