@@ -357,7 +357,18 @@ def test_background_sync_sends_the_writes_kept_with_the_card_closed(phones, site
     olga.goto("/sin-conexion/")  # the card's page is gone: it can no longer send them
     assert changes(site, "physical") == 0
     go_online(olga.context)
-    # The browser's sync, as Chromium fires it when the network is back.
+    sync(olga)
+    deadline = olga.evaluate("Date.now()") + 10000
+    while changes(site, "physical") < 2 and olga.evaluate("Date.now()") < deadline:
+        olga.wait_for_timeout(100)
+    assert changes(site, "physical") == 2
+    olga.goto(f"/tarjetas/{site[1]['physical']}/")
+    expect(cell(olga, "ben", "twos")).to_have_text("4")
+    expect(olga.locator("a.cell.unsent")).to_have_count(0)
+
+
+def sync(olga):
+    """The browser's Background Sync, as Chromium fires it when the network is back."""
     cdp = olga.context.new_cdp_session(olga)
     registrations = []
     cdp.on(
@@ -377,10 +388,3 @@ def test_background_sync_sends_the_writes_kept_with_the_card_closed(phones, site
             "lastChance": False,
         },
     )
-    deadline = olga.evaluate("Date.now()") + 10000
-    while changes(site, "physical") < 2 and olga.evaluate("Date.now()") < deadline:
-        olga.wait_for_timeout(100)
-    assert changes(site, "physical") == 2
-    olga.goto(f"/tarjetas/{site[1]['physical']}/")
-    expect(cell(olga, "ben", "twos")).to_have_text("4")
-    expect(olga.locator("a.cell.unsent")).to_have_count(0)

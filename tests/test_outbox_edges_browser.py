@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from tests.browsing import go_offline, go_online, kept_writes, log_in, screenshot
 from tests.liveserver import django_script, query
-from tests.test_outbox_browser import SEED, cell, tap
+from tests.test_outbox_browser import SEED, cell, changes, sync, tap
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 ARTIFACTS = Path(__file__).parent / "artifacts"
@@ -69,6 +69,36 @@ def test_a_box_kept_while_the_session_ends_elsewhere_waits_for_the_log_in(phones
     olga.wait_for_timeout(500)
     assert written(site, "twos") == 2
     assert kept_writes(olga) == 0
+
+
+def test_background_sync_keeps_the_boxes_of_an_ended_session_until_the_log_in(phones, site):
+    server, seeded = site
+    olga = phones("olga")
+    go_offline(olga.context)
+    tap(olga, "ana", "ones", 3)
+    tap(olga, "ben", "twos", 4)
+    olga.goto("/sin-conexion/")  # the card's page is gone: only the worker can send them
+    django_script(server.db, END_SESSIONS, "x")
+    go_online(olga.context)
+    sync(olga)
+    olga.wait_for_timeout(1500)
+    assert changes(site, "physical") == 0  # refused for the session, kept
+    # Logged in again (a new CSRF token): the worker sends them with the current one.
+    olga.goto("/entrar/")
+    olga.fill("#id_username", "olga")
+    olga.fill("#id_password", "x-new")
+    olga.get_by_role("button", name="Entrar").click()
+    olga.wait_for_url(re.compile(r"/$"))
+    assert kept_writes(olga) == 2
+    sync(olga)
+    deadline = olga.evaluate("Date.now()") + 10000
+    while changes(site, "physical") < 2 and olga.evaluate("Date.now()") < deadline:
+        olga.wait_for_timeout(100)
+    assert changes(site, "physical") == 2
+    olga.goto(f"/tarjetas/{seeded['physical']}/")
+    expect(cell(olga, "ben", "twos")).to_have_text("4")
+    expect(olga.locator("a.cell.unsent")).to_have_count(0)
+    assert changes(site, "physical") == 2
 
 
 def test_a_joker_through_con_dados_then_three_more_boxes(phones, site):
@@ -176,10 +206,10 @@ def test_back_after_a_log_out_shows_none_of_the_previous_user_s_pages(browser, s
         page.goto("/historial/")
         page.locator("#logout-form button").evaluate("b => b.form.requestSubmit()")
         page.wait_for_url(re.compile(r"/entrar/"))
-        page.go_back()
-        page.wait_for_load_state()
-        page.wait_for_timeout(500)
+        # Restored from the cache, a page fires no load: wait for the address alone.
+        page.go_back(wait_until="commit")
         expect(page).to_have_url(re.compile(r"/entrar/"))
+        page.wait_for_load_state()
         assert "Olga" not in page.locator("header").inner_text()
     finally:
         chrome.close()
