@@ -227,3 +227,57 @@ def test_after_the_admin_s_log_out_offline_no_card_is_kept(phones, site):
     olga.goto(f"/tarjetas/{seeded['physical']}/")
     expect(olga.locator("a.cell")).to_have_count(0)
     assert "Olga" not in olga.content()
+
+
+def test_a_roll_that_did_not_go_through_says_so_until_the_next_roll(phones, site):
+    ana = phones("ana", card="digital")
+    refused = re.compile(r".*/tirar/$")
+    ana.context.route(refused, lambda route: route.abort())
+    ana.get_by_role("button", name="Tirar", exact=True).click()
+    alert = ana.locator("#net-error")
+    expect(alert).to_have_text(re.compile("no se ha guardado nada"))
+    # A poll that finds no network does not say its own words over the roll's.
+    polls = re.compile(r".*/vivo/.*")
+    ana.context.route(polls, lambda route: route.abort())
+    ana.evaluate("htmx.trigger('#sheet-poll', 'card-moved')")
+    ana.wait_for_timeout(2500)
+    expect(alert).to_have_text(re.compile("no se ha guardado nada"))
+    ana.context.unroute(refused)
+    ana.context.unroute(polls)
+    ana.get_by_role("button", name="Tirar", exact=True).click()
+    expect(ana.locator("#roll-count")).to_contain_text("Tirada 1 de 3")
+    expect(alert).to_be_hidden()
+
+
+# Every EventSource the page opens, for a test to drop: Chromium's offline mode leaves an
+# open stream open, where a phone's lost Wi-Fi ends it.
+SOURCES = """window.sources = [];
+const Native = window.EventSource;
+window.EventSource = class extends Native {
+    constructor(...args) { super(...args); window.sources.push(this); }
+};"""
+
+
+def test_a_stream_that_dropped_opens_again_when_the_network_is_back(phones, site):
+    ana = phones("ana", card="digital")
+    ana.add_init_script(SOURCES)
+    ana.reload()
+    opened = []
+    ana.on("request", lambda r: opened.append(r.url) if "/eventos/" in r.url else None)
+    expect(ana.locator("#card-stream[sse-connect]")).to_have_count(1)
+    ana.wait_for_function("window.sources.length === 1")
+    go_offline(ana.context)
+    # Dropped three times in a minute: closed, and the poll says the card may be behind.
+    for _ in range(3):
+        ana.evaluate("window.sources[0].dispatchEvent(new Event('error'))")
+    expect(ana.locator("#card-stream[sse-connect]")).to_have_count(0)
+    expect(ana.locator("#net-error")).to_have_text(re.compile("puede no estar al día"))
+    before = len(opened)
+    go_online(ana.context)
+    ana.evaluate("window.dispatchEvent(new Event('online'))")
+    expect(ana.locator("#card-stream[sse-connect]")).to_have_count(1)
+    expect(ana.locator("#net-error")).to_be_hidden()
+    deadline = ana.evaluate("Date.now()") + 5000
+    while len(opened) == before and ana.evaluate("Date.now()") < deadline:
+        ana.wait_for_timeout(100)
+    assert len(opened) > before

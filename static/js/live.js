@@ -128,6 +128,9 @@ function reopenStream() {
   const {resting} = state;
   if (!resting || document.visibilityState !== "visible" || !navigator.onLine) return;
   resting.holder.setAttribute("sse-connect", resting.url.split("?")[0] + "?version=" + shownVersion());
+  // htmx processes an element anew only when its attributes changed: at the same version
+  // as it first opened, the stream would not open again.
+  resting.holder.setAttribute("data-opened", String(Date.now()));
   state.resting = null;
   state.drops = [];
   htmx.process(resting.holder);
