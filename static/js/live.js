@@ -17,7 +17,7 @@ const state = {
   stream: null,     // {holder, source}: the element with sse-connect, its EventSource
   streaming: false, // the stream is open
   drops: [],        // when it dropped, in the last minute
-  resting: null,    // {holder, url}: a stream closed (idle, dropped), to open again
+  resting: null,    // {holder, url, why}: a stream closed idle or dropped, to open again
   writing: 0,       // writes on their way
   formWrites: 0,    // of them, those htmx sent from a form (which must stay in the page)
   missed: 0,        // the newest version heard while writing (Infinity: one not said)
@@ -110,11 +110,13 @@ function patched(message) {
   }
 }
 
-function closeStream({rest = false} = {}) {
+// `rest`: why it may open again ("idle": when its viewer is back; "dropped": when the
+// network is); without, it is closed for good (refused, finalized, discarded).
+function closeStream({rest = ""} = {}) {
   const {stream} = state;
   if (stream) {
     const url = stream.holder.getAttribute("sse-connect");
-    if (rest && url) state.resting = {holder: stream.holder, url};
+    if (rest && url) state.resting = {holder: stream.holder, url, why: rest};
     stream.holder.removeAttribute("sse-connect");  // so the extension does not reopen it
     stream.source.close();
   }
@@ -123,10 +125,12 @@ function closeStream({rest = false} = {}) {
   pollEvery();
 }
 
-// A stream closed, opened again from the version the page shows.
-function reopenStream() {
+// A stream closed, opened again from the version the page shows: an idle one when its
+// viewer is back, a dropped one when the network is.
+function reopenStream(event) {
   const {resting} = state;
   if (!resting || document.visibilityState !== "visible" || !navigator.onLine) return;
+  if (resting.why === "dropped" && !(event && event.type === "online")) return;
   resting.holder.setAttribute("sse-connect", resting.url.split("?")[0] + "?version=" + shownVersion());
   // htmx processes an element anew only when its attributes changed: at the same version
   // as it first opened, the stream would not open again.
@@ -154,7 +158,7 @@ function opened(event) {
   });
   // Open for a long while with no request from its viewer: the poll takes over until
   // they show they are there again.
-  source.addEventListener("idle", () => closeStream({rest: true}));
+  source.addEventListener("idle", () => closeStream({rest: "idle"}));
   // The session that opened it has ended: to log in, unless the page has writes to keep
   // (it says so, with the link).
   source.addEventListener("login", (message) => {
@@ -173,7 +177,11 @@ function dropped(event) {
   // CLOSED: refused (not a stream: 204, 4xx); else the browser reconnects, saying the
   // last version it heard (Last-Event-ID), unless it has dropped too often: then it
   // waits for the network to come back.
-  if (source.readyState === EventSource.CLOSED || state.drops.length >= 3) closeStream({rest: true});
+  if (source.readyState === EventSource.CLOSED) {
+    closeStream();
+  } else if (state.drops.length >= 3) {
+    closeStream({rest: "dropped"});
+  }
 }
 
 // The poll's timer runs only while no stream is open.
@@ -205,7 +213,9 @@ function beforeRequest(event) {
     return;
   }
   if (!source || config.verb !== "post") return;
-  hideError({force: true});  // what was said of the last try: this one will say its own
+  // What was said of the last try: this one will say its own (not a die held, which is no
+  // try of the roll).
+  if (source.id !== "hold") hideError({force: true});
   startWrite();
   state.formWrites += 1;
   // loadend: answered, failed, timed out or aborted alike.
@@ -296,9 +306,9 @@ export function start({login} = {}) {
   document.addEventListener("visibilitychange", reopenStream);
   document.addEventListener("pointerdown", reopenStream);
   document.addEventListener("keydown", reopenStream);
-  window.addEventListener("online", () => {
+  window.addEventListener("online", (event) => {
     hideError({kind: "offline-poll"});
-    reopenStream();
+    reopenStream(event);
     askWhatMoved();
   });
   // The page's first poll timer, unless its stream opens first.

@@ -8,8 +8,9 @@
 //   - Each write carries its own Idempotency-Key: sent twice (its answer lost), the server
 //     takes it once, and a replay of its key is answered as taken.
 //   - "taken": a 2xx answer that carries the card's version for it (X-Dados-Version, or
-//     X-Dados-Base for a patch); or a 409 whose box already holds the value written
-//     (X-Dados-Now), the write taken before and its answer lost. The write leaves.
+//     X-Dados-Base for a patch); or, on a card finalized since (a 409), a box that already
+//     holds the value written (X-Dados-Now): the write taken before, its answer lost. (A
+//     card in play answers a write whose value is there already with a 200.) It leaves.
 //   - "closed": the card no longer exists (404) or is finalized (409, X-Dados-Refusal:
 //     closed) and the box holds another value. The write leaves, and the page names it.
 //   - "conflict": another device changed the box first (409), or the server refused the
@@ -27,8 +28,9 @@
 // A write: {id (the store's order), key (Idempotency-Key), user, card, url, body (the form,
 // urlencoded), cell (its cell's id), value (what the box will hold), shown (what its cell
 // shows meanwhile), said (the box and player, in words), version (an undo's: the card's
-// version it was tapped on), conflict ("conflict" once refused so), now (the box's value
-// the server said)}.
+// version it was tapped on; null while the write before it, `after`, is on its way), after
+// (an undo's: the key of the write it undoes, which must be taken first), conflict
+// ("conflict" once refused so), now (the box's value the server said)}.
 
 const NAME = "dados";
 const WRITES = "outbox";
@@ -170,9 +172,10 @@ export function verdict(write, answer) {
   }
   if (status === 409) {
     const now = header("X-Dados-Now");
-    if (now !== null && write.value !== undefined && now === String(write.value ?? "")) return {kind: "taken", now};
-    if (header("X-Dados-Refusal") === "closed") return {kind: "closed", now};
-    return {kind: "conflict", now};
+    if (header("X-Dados-Refusal") !== "closed") return {kind: "conflict", now};
+    // Finalized since: a box that already holds the value was this write, its answer lost.
+    const there = now !== null && write.value !== undefined && now === String(write.value ?? "");
+    return {kind: there ? "taken" : "closed", now};
   }
   if (status === 404) return {kind: "closed"};
   if (status === 400 || status === 422) return {kind: "conflict"};
@@ -187,6 +190,8 @@ const STOPS = new Set(["offline", "login", "kept"]);
 export function nextToSend(writes) {
   const waiting = new Set();
   for (const write of writes) {
+    // An undo of a write on its way waits for that write's answer, which gives its version.
+    if (write.kind === "undo" && !write.version) continue;
     if (write.conflict || waiting.has(write.cell)) {
       if (write.cell) waiting.add(write.cell);
       continue;
@@ -208,30 +213,46 @@ function exclusively(work) {
 //             not stored yet, each with `saved`, the promise of its storing; the worker's:
 //             the store's);
 //   version(), token(): what to send with the next write;
-//   answered(write, verdict, answer): after the store has settled it (removed, or kept
-//             with its conflict), for the page to show.
+//   answered(write, verdict, answer): for the page to show, before the store settles it
+//             (removed, or kept with its conflict).
 export function drain({writes, version = () => "", token = () => "", answered = () => {}}) {
   return exclusively(async () => {
     for (;;) {
       const write = nextToSend(await writes());
       if (!write) return {kind: "done"};
+      const all = await writes();
       const answer = await send(write, {version: await version(write), token: await token()});
       const said = verdict(write, answer);
-      await settle(write, said);
+      if (said.kind === "conflict") Object.assign(write, {conflict: "conflict", now: said.now});
+      const undos = all.filter((undo) => undo.kind === "undo" && undo.after === write.key && !undo.version);
+      // The page shows the answer first; the store follows (a write kept by mistake is only
+      // sent again, and taken once).
       await answered(write, said, answer);
+      await settle(write, said, answer, undos).catch(() => {});
       if (STOPS.has(said.kind)) return said;
     }
   });
 }
 
-async function settle(write, said) {
+async function settle(write, said, answer, undos) {
+  // An undo of this write: of the version its answer brought, or, the write not taken, a
+  // conflict for the organizer to settle.
+  for (const undo of undos) {
+    if (said.kind === "taken") {
+      undo.version = answer.headers.get("X-Dados-To") || answer.headers.get("X-Dados-Version");
+    } else if (said.kind === "conflict" || said.kind === "closed") {
+      undo.conflict = "conflict";
+    } else {
+      continue;
+    }
+    if (undo.saved) undo.id = await undo.saved.catch(() => undefined);
+    if (undo.id !== undefined) await put(undo);
+  }
   if (write.saved) write.id = await write.saved.catch(() => undefined);
   if (write.id === undefined) return;
   if (said.kind === "taken" || said.kind === "closed") {
     await remove(write.id);
   } else if (said.kind === "conflict") {
-    write.conflict = "conflict";
-    write.now = said.now;
     await put(write);
   }
 }

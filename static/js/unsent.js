@@ -75,8 +75,8 @@ function undo(form) {
   if (newest && !newest.sending) {
     newest.dropped = true;
     state.writes = state.writes.filter((write) => write !== newest);
-    const removed = newest.saved ? newest.saved.then((id) => remove(id)) : Promise.resolve();
-    removed.catch(() => {});
+    const stored = newest.id !== undefined ? Promise.resolve(newest.id) : newest.saved;
+    if (stored) stored.then((id) => id !== undefined && remove(id)).catch(() => {});
     paint();
     document.getElementById("undo-status").textContent = words("removed")
       .replace("{said}", newest.said).replace("{mine}", valueSaid(newest.shown));
@@ -85,7 +85,8 @@ function undo(form) {
   add({
     key: uuid(), user: state.here.user, card: state.here.card, kind: "undo",
     url: form.getAttribute("action"), body: "", cell: null, said: words("undo"), shown: "",
-    version: newest ? null : shownVersion(), at: Date.now(),
+    // Behind the write on its way: of the version its answer brings (outbox.js).
+    version: newest ? null : shownVersion(), after: newest ? newest.key : null, at: Date.now(),
   });
 }
 
@@ -148,10 +149,15 @@ function flush() {
   state.flushing = true;
   startWrite();
   drain({
-    writes: () => state.writes,
+    // Those of this page, at once while one is still being stored (the tap never waits for
+    // the store); else the store's, which another tab or the worker may have sent.
+    writes: async () => {
+      if (state.writes.every((write) => write.id !== undefined)) await reload();
+      return state.writes;
+    },
     version: (write) => {
       write.sending = true;
-      return (write.kind === "undo" && write.version) || shownVersion();
+      return shownVersion();
     },
     token,
     answered,
@@ -173,10 +179,11 @@ async function reload() {
   if (!stored) return;
   const ids = new Set(stored.map((write) => write.id));
   // Those another sender took (the worker's Background Sync): their cells keep them until
-  // the page reaches the versions they made, one each, and the page asks for them now.
-  let version = Number(shownVersion());
+  // the page's next version (the patch that brings it is made from the page's version to
+  // the card's, which has them all), and the page asks for it now.
+  const next = Number(shownVersion()) + 1;
   const taken = state.writes.filter((write) => write.id !== undefined && !ids.has(write.id) && write.cell);
-  taken.forEach((write) => state.settling.push({write, version: (version += 1)}));
+  taken.forEach((write) => state.settling.push({write, version: next}));
   if (taken.length) askWhatMoved();
   const mine = new Map(state.writes.filter((write) => write.id !== undefined).map((write) => [write.id, write]));
   state.writes = stored.map((write) => mine.get(write.id) || write)
@@ -263,7 +270,11 @@ export function start() {
   document.addEventListener("htmx:afterSettle", repaint);
   window.addEventListener("online", () => { state.unreachable = false; paint(); flush(); });
   window.addEventListener("offline", paint);
-  document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") flush(); });
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState !== "visible") return;
+    state.login = "";  // logged in again elsewhere, maybe: the next answer says
+    flush();
+  });
   document.addEventListener("htmx:sseOpen", () => { state.unreachable = false; flush(); });
   // While writes wait with no answer, ask again now and then.
   setInterval(() => { if (state.writes.length && state.unreachable && !state.flushing) flush(); }, 10000);

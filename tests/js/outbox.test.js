@@ -6,7 +6,7 @@ import "fake-indexeddb/auto";
 import assert from "node:assert/strict";
 import {beforeEach, describe, test} from "node:test";
 
-import {add, drain, list, nextToSend, remove, session, setSession, verdict} from "../../static/js/outbox.js";
+import {add, drain, list, nextToSend, put, remove, session, setSession, verdict} from "../../static/js/outbox.js";
 
 const USER = "7";
 
@@ -44,8 +44,9 @@ describe("verdict: what each answer means for its write", () => {
     ["taken: a patch on the page's version", answer(200, {"X-Dados-Base": "4", "X-Dados-To": "5"}), "taken"],
     ["taken: a whole sheet", answer(200, {"X-Dados-Version": "5"}), "taken"],
     ["replayed: its key already taken", answer(200, {"X-Dados-Version": "9", "X-Dados-Replayed": "1"}), "taken"],
-    ["409, the box already holds it", answer(409, {"X-Dados-Version": "9", "X-Dados-Now": "15"}), "taken"],
     ["409, another value", answer(409, {"X-Dados-Version": "9", "X-Dados-Now": "9"}), "conflict"],
+    // In play, a write whose value is there is answered 200: this 409 is another refusal.
+    ["409 in play, the value there (a joker's order)", answer(409, {"X-Dados-Now": "15"}), "conflict"],
     ["409, finalized with another value", answer(409, {"X-Dados-Refusal": "closed", "X-Dados-Now": ""}), "closed"],
     ["409, finalized with this value", answer(409, {"X-Dados-Refusal": "closed", "X-Dados-Now": "15"}), "taken"],
     ["401: the session ended", answer(401, {"X-Dados-Login": "/entrar/?next=/tarjetas/1/"}), "login"],
@@ -147,6 +148,30 @@ describe("drain: which writes leave the store", () => {
     const asked = server([answer(200, {"X-Dados-Version": "5"}), answer(200, {"X-Dados-Version": "6"})]);
     await drainStored({version: () => "5"});
     assert.deepEqual(asked.map((a) => a.init.body), ["version=4", "was=&value=15&version=5"]);
+  });
+
+  test("an undo behind a write on its way waits for it, and undoes the version it made", async () => {
+    const [box, undo] = await keep(write(), write({kind: "undo", url: "/tarjetas/1/deshacer/", body: "",
+      cell: null, value: undefined, version: null}));
+    undo.after = box.key;
+    await put(undo);
+    assert.equal(nextToSend([undo]), null, "no undo without its version");
+    const asked = server([answer(200, {"X-Dados-Base": "4", "X-Dados-To": "5"}), answer(200, {"X-Dados-Version": "6"})]);
+    await drainStored({version: () => "4"});
+    assert.deepEqual(asked.map((a) => a.init.body), ["was=&value=15&version=4", "version=5"]);
+    assert.deepEqual(await list(USER), []);
+  });
+
+  test("an undo behind a write refused is not sent: the organizer decides", async () => {
+    const [box, undo] = await keep(write(), write({kind: "undo", url: "/tarjetas/1/deshacer/", body: "",
+      cell: null, value: undefined, version: null}));
+    undo.after = box.key;
+    await put(undo);
+    const asked = server([answer(409, {"X-Dados-Now": "9"})]);
+    await drainStored({version: () => "4"});
+    assert.equal(asked.length, 1);
+    const left = await list(USER);
+    assert.deepEqual(left.map((w) => w.conflict), ["conflict", "conflict"]);
   });
 
   test("another user's writes are not this user's to send", async () => {
