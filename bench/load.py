@@ -4,7 +4,7 @@ bench/run.py writes the config (the server's address, each table's six players w
 logged-in session, the durations) and reads the JSON this prints. Per table, the
 organizer's phone creates the card through the app, then on every second of its own
 schedule (`pacing`) it may, like every player's phone: poll the live card at the
-interval the page asks (`hx-trigger="every 3s"`), reload the whole card page once a
+interval the page asks (`data-every="3000"`, live.js's timer), reload the whole card page once a
 minute, and every five minutes open «Historial», its statistics page or «Clasificación».
 The organizer's phone also writes a box every 5 s: the picker (GET), then one of the values
 it offers (POST), as htmx sends them.
@@ -12,7 +12,7 @@ it offers (POST), as htmx sends them.
 The last `digital_tables` tables play with the app's dice (DigitalPhone): the organizer's
 phone creates a digital card, and the phone whose turn it is plays it, a move every 5 s:
 «Tirar» up to three times, then «Anotar» (bench/pages.py's move); every phone polls at
-the digital card's interval (`every 2s`). When the last box ends the game, the organizer's
+the digital card's interval (2 s). When the last box ends the game, the organizer's
 phone creates the next card and the table moves to it. Their requests have names of their
 own: «roll», «score», «digital poll, …», «digital card page».
 
@@ -244,7 +244,8 @@ class Phone(FastHttpUser):
             self.held.update(((seat, box), v) for seat, box, v in HELD.findall(text or ""))
         for poll in (d for d in tags(text, "div") if d.get("id") == "sheet-poll"):
             self.poll_element = poll
-            self.poll_every = int(re.search(r"every (\d+)s", poll["hx-trigger"])[1])
+            # The page's timer (live.js), in milliseconds, while no stream is open.
+            self.poll_every = max(1, int(poll.get("data-every") or 3000) // 1000)
             versioned = True  # a new poll: its URL or what it includes has the version
         version = self.version() if versioned else None
         if version is not None and (not self.shown or self.shown[-1][1:] != (self.card, version)):

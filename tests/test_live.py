@@ -87,8 +87,8 @@ def test_the_card_page_polls_while_in_progress(client, card, ana, settings):
     assert (
         '<input type="hidden" id="sheet-version" name="version" form="undo-form" value="0">' in page
     )
-    # Every 3 s, unless the page's stream is open: then when it says the card moved.
-    assert 'hx-trigger="every 3s, card-moved"' in poll
+    # When told the card moved: by the stream, or by live.js every 3 s while none is open.
+    assert 'hx-trigger="card-moved" data-every="3000"' in poll
     assert 'hx-target="#sheet"' in poll
     assert "hx-swap-oob" not in poll
     # The stream, opened by htmx's SSE extension (served from django-htmx's static files)

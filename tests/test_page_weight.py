@@ -14,7 +14,10 @@ from tests.factories import UserFactory, enter
 
 pytestmark = pytest.mark.django_db
 
-FIRST_LOAD = 40 * 1024
+# 40 KB until the page's JavaScript became ES modules with no build step (issue 56): gzipped
+# one by one, its ten modules weigh 12.9 KB where the same code in one file would weigh
+# 10.2 KB, and the organizer's page carries each box's picker (2.0 KB). Measured 43.7 KB.
+FIRST_LOAD = 44 * 1024
 FRAGMENT = 5 * 1024
 
 
@@ -53,7 +56,7 @@ def six_player_card(client):
     return client, card
 
 
-def test_the_first_load_of_the_card_page_fits_in_40_kb(six_player_card):
+def test_the_first_load_of_the_card_page_fits_in_44_kb(six_player_card):
     client, card = six_player_card
     page = client.get(reverse("scorecard", args=[card.pk]), headers={"Accept-Encoding": "gzip"})
     assert page["Content-Encoding"] == "gzip"
