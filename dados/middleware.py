@@ -1,11 +1,16 @@
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from django.conf import settings
+from django.contrib.auth import REDIRECT_FIELD_NAME
 from django.contrib.auth.views import redirect_to_login
 from django.db import DatabaseError, connections
+from django.http import HttpResponse
 from django.shortcuts import resolve_url
+from django.urls import reverse
 from django.utils import translation
 from django.utils.cache import patch_cache_control, patch_vary_headers
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django_htmx.http import HttpResponseClientRedirect
 
 
@@ -39,6 +44,13 @@ class HtmxRedirectMiddleware:
     (logged out elsewhere, a password reset, a deactivated player). A log-in then returns
     to the page the person was on, not to the fragment's address. Goes after django-htmx's
     middleware, which sets request.htmx.
+
+    A write (POST) whose session has ended is not redirected: its sender may be the
+    outbox, which keeps the write until the server says it took it, and must not read a
+    log-in page, nor a redirect, as taken. It gets 401, «Tu sesión ha terminado: entra
+    otra vez.» as text, and in X-Dados-Login where to log in: back to the card for a
+    card's writes, else to the page that sent it (its Referer, from this site), else to
+    the write's own address.
     """
 
     REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -51,12 +63,45 @@ class HtmxRedirectMiddleware:
         if response.status_code not in self.REDIRECTS or not request.htmx:
             return response
         location = response["Location"]
-        login = resolve_url(settings.LOGIN_URL)
-        if urlsplit(location).path == login:
+        to = urlsplit(location)
+        to_login = to.path == resolve_url(settings.LOGIN_URL)
+        # login_required's redirect says where to come back (a log-out's does not).
+        if to_login and request.method == "POST" and REDIRECT_FIELD_NAME in parse_qs(to.query):
+            return session_ended(request)
+        if to_login:
             location = redirect_to_login(request.htmx.current_url_abs_path or "/")["Location"]
         whole = HttpResponseClientRedirect(location)
         whole.cookies = response.cookies
         return whole
+
+
+def session_ended(request) -> HttpResponse:
+    """The answer to a write from htmx whose session has ended (HtmxRedirectMiddleware)."""
+    response = HttpResponse(
+        _("Tu sesión ha terminado: entra otra vez."),
+        status=401,
+        content_type="text/plain; charset=utf-8",
+    )
+    response["X-Dados-Login"] = redirect_to_login(way_back(request))["Location"]
+    return response
+
+
+def way_back(request) -> str:
+    """Where a log-in returns a write's sender: the card's page for a write to one of a
+    card's addresses (under /tarjetas/<pk>/), else the page that sent it, from this site,
+    else the write's own address."""
+    match = request.resolver_match
+    if match is not None and "pk" in match.kwargs:
+        card = reverse("scorecard", kwargs={"pk": match.kwargs["pk"]})
+        if request.path.startswith(card):
+            return card
+    referer = request.headers.get("Referer", "")
+    own = url_has_allowed_host_and_scheme(
+        referer, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
+    if referer and own and urlsplit(referer).netloc:
+        return urlsplit(referer).path or "/"
+    return request.path
 
 
 class PrivateCacheMiddleware:

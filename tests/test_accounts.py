@@ -7,6 +7,8 @@ from tests.factories import PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db
 
+KEY = "0f8e2a34-5b6c-4d7e-8f90-a1b2c3d4e5f6"
+
 
 def test_the_ui_shows_the_display_name_not_the_username(ana_client):
     response = ana_client.get(reverse("home"))
@@ -26,10 +28,10 @@ def test_home_requires_log_in(client):
     assert response.url.startswith(reverse("login"))
 
 
-@pytest.mark.parametrize("method", ["get", "post"])
-def test_htmx_after_the_session_ended_sends_the_whole_page_to_log_in(client, method):
-    """A live card's poll (or a write) once the session has ended: not the log-in page
-    swapped into the card, but the browser sent to log in, and back to the card after."""
+def test_htmx_after_the_session_ended_sends_the_whole_page_to_log_in(client):
+    """A live card's poll once the session has ended: not the log-in page swapped into the
+    card, but the browser sent to log in, and back to the card after. (A write is answered
+    401 instead: the tests below.)"""
     from urllib.parse import quote
 
     from tests.factories import make_scorecard
@@ -37,25 +39,129 @@ def test_htmx_after_the_session_ended_sends_the_whole_page_to_log_in(client, met
     card = make_scorecard(UserFactory(), n=2)
     page = f"/tarjetas/{card.pk}/"
     url = reverse("scorecard_live", args=[card.pk]) + "?version=0"
-    if method == "post":
-        seat = card.seats.first()
-        url = reverse("box", args=[card.pk, seat.pk, "chance"])
     headers = {"HX-Request": "true", "HX-Current-URL": f"http://testserver{page}"}
-    response = getattr(client, method)(
-        url, {"value": "20"} if method == "post" else {}, headers=headers
-    )
+    response = client.get(url, headers=headers)
     assert response.status_code == 200
     assert response["HX-Redirect"] == f"{reverse('login')}?next={quote(page)}"
     assert response.content == b""
     # Without the page's address, or with another site's, to the home page; a plain
     # request keeps its redirect.
     headers["HX-Current-URL"] = f"https://elsewhere.example{page}"
-    response = getattr(client, method)(url, headers=headers)
+    response = client.get(url, headers=headers)
     assert response["HX-Redirect"] == f"{reverse('login')}?next=/"
     del headers["HX-Current-URL"]
-    response = getattr(client, method)(url, headers=headers)
+    response = client.get(url, headers=headers)
     assert response["HX-Redirect"] == f"{reverse('login')}?next=/"
     assert client.get(url).status_code == 302
+
+
+# A write from a session that has ended: 401, and where to log in (dados.middleware)
+
+ENDED = "Tu sesión ha terminado: entra otra vez."
+
+
+def end_session(client, user, how):
+    """End the session client holds for user, the way how says."""
+    from datetime import timedelta
+
+    from django.contrib.sessions.models import Session
+    from django.utils import timezone
+
+    if how == "logged out":
+        client.post(reverse("logout"))
+    elif how == "password changed":
+        user.set_password("otra-clave-distinta-2026")
+        user.save()
+    elif how == "deactivated":
+        user.is_active = False
+        user.save()
+    else:
+        past = timezone.now() - timedelta(seconds=1)
+        Session.objects.filter(session_key=client.session.session_key).update(expire_date=past)
+
+
+def card_writes(card):
+    """Every write the card page sends, to Ana's column: (url, data)."""
+    from scorecards.labels import BONUS_BOX
+
+    seat = card.seats.get(player__username="ana")
+    return {
+        "box": (reverse("box", args=[card.pk, seat.pk, "chance"]), {"value": "20", "was": ""}),
+        "bonus": (reverse("box", args=[card.pk, seat.pk, BONUS_BOX]), {"value": "1"}),
+        "joker": (reverse("joker", args=[card.pk, seat.pk]), {"face": "4", "box": "fours"}),
+        "undo": (reverse("undo", args=[card.pk]), {"version": "1"}),
+    }
+
+
+def card_state(card):
+    from scorecards.models import Change, Scorecard
+
+    seats = list(card.seats.order_by("pk").values_list("chance", "fours", "yahtzee_bonuses"))
+    return Scorecard.objects.get(pk=card.pk).version, seats, Change.objects.count()
+
+
+@pytest.mark.parametrize("how", ["logged out", "password changed", "deactivated", "expired"])
+@pytest.mark.parametrize("write", ["box", "bonus", "joker", "undo"])
+def test_a_write_from_htmx_after_the_session_ended_is_401_with_where_to_log_in(
+    client, organizer, card, how, write
+):
+    from tests.factories import enter
+
+    enter(card, card.seats.get(player__username="ana"), organizer, yahtzee=50)
+    client.force_login(organizer)
+    end_session(client, organizer, how)
+    before = card_state(card)
+    url, data = card_writes(card)[write]
+    response = client.post(url, data, headers={"HX-Request": "true", "Idempotency-Key": KEY})
+    assert response.status_code == 401
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    assert response.text == ENDED
+    # Back to the card once logged in, whatever page or worker sent it.
+    assert response["X-Dados-Login"] == f"/entrar/?next=/tarjetas/{card.pk}/"
+    assert "HX-Redirect" not in response
+    assert card_state(card) == before
+
+
+@pytest.mark.parametrize("write", ["box", "undo"])
+def test_a_plain_form_after_the_session_ended_is_still_sent_to_log_in(
+    client, organizer, card, write
+):
+    client.force_login(organizer)
+    end_session(client, organizer, "logged out")
+    before = card_state(card)
+    url, data = card_writes(card)[write]
+    response = client.post(url, data)
+    assert response.status_code == 302
+    assert response.url == f"/entrar/?next={url}"
+    assert "X-Dados-Login" not in response
+    assert card_state(card) == before
+
+
+def test_another_write_from_htmx_returns_to_the_page_that_sent_it(client, ana):
+    client.force_login(ana)
+    end_session(client, ana, "logged out")
+    url, page = reverse("scorecard_create"), "/tarjetas/nueva/orden/"
+    headers = {"HX-Request": "true", "Referer": f"http://testserver{page}?p=1&p=2"}
+    response = client.post(url, {"p": ["1", "2"]}, headers=headers)
+    assert response.status_code == 401
+    assert response.text == ENDED
+    assert response["X-Dados-Login"] == f"/entrar/?next={page}"
+    # Another site's page is no way back: the write's own address.
+    headers["Referer"] = f"https://elsewhere.example{page}"
+    response = client.post(url, {"p": ["1", "2"]}, headers=headers)
+    assert response["X-Dados-Login"] == f"/entrar/?next={url}"
+    del headers["Referer"]
+    assert client.post(url, headers=headers)["X-Dados-Login"] == f"/entrar/?next={url}"
+
+
+def test_a_write_without_a_session_says_so_in_english_too(client, card):
+    from django.conf import settings
+
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    url, data = card_writes(card)["box"]
+    response = client.post(url, data, headers={"HX-Request": "true"})
+    assert response.status_code == 401
+    assert response.text == "Your session has ended: log in again."
 
 
 def test_home_lists_my_cards_in_progress_to_follow_live(ana_client, ana, ben):
