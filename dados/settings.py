@@ -169,7 +169,7 @@ INSTALLED_APPS = [
     "accounts",
     "accesses",
     "scorecards",
-    "backups",
+    "safekeeping",
 ]
 
 MIDDLEWARE = [

@@ -92,7 +92,7 @@ print(json.dumps({"playing": playing.pk, "seats": [s.pk for s in seats]}))
 FINGERPRINT = """
 import hashlib, json
 from django.contrib.sessions.models import Session
-from backups.archive import club_summary, copied_models
+from safekeeping.archive import club_summary, copied_models
 from scorecards.models import Seat
 
 rows = {}
@@ -562,7 +562,7 @@ def test_a_backup_taken_while_a_card_is_written_restores_whole(club, make_db, tm
 def test_a_full_disk_leaves_no_file_that_looks_like_a_backup(db, tmp_path, monkeypatch):
     import errno
 
-    from backups import archive
+    from safekeeping import archive
     from tests.factories import UserFactory
 
     for n in range(5):

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class BackupsConfig(AppConfig):
+    name = "safekeeping"
+    verbose_name = "Copias de seguridad"
