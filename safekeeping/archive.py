@@ -27,7 +27,7 @@ from pathlib import Path
 
 from django.apps import apps as current_apps
 from django.core import serializers
-from django.core.exceptions import FieldDoesNotExist
+from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.core.serializers.base import DeserializedObject
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connections, transaction
@@ -436,7 +436,8 @@ class Loader:
         return {str(pk): target.get(tuple(natural)) for pk, natural in source.items()}
 
     def check(self, row: dict, path: Path) -> None:
-        """Refuse a row that names a model or field the schema does not have."""
+        """Refuse a row that names a model or field the schema does not have, or holds a
+        value its field cannot read."""
         model = self.models.get(row.get("model"))
         fields = row.get("fields")
         if model is None or not isinstance(fields, dict) or "pk" not in row:
@@ -451,6 +452,12 @@ class Loader:
                     f"{path} tiene un campo que esta base de datos no conoce: "
                     f"{row['model']}.{name}."
                 ) from None
+        try:
+            self.build(row)
+        except (ValidationError, ValueError, TypeError, AttributeError) as error:
+            raise BackupError(
+                f"{path} tiene una fila que no se puede leer ({row['model']} {row['pk']}: {error})."
+            ) from None
 
     def _key(self, related_model, value):
         keys = self.keys.get(related_model._meta.label_lower)
@@ -528,7 +535,8 @@ def plan_restore(contents: Contents, using: str = "default") -> Plan:
 
 
 def check_rows(contents: Contents, registry, using: str = "default") -> None:
-    """Refuse, before anything changes, a backup with rows the schema cannot hold."""
+    """Refuse, before anything changes, a backup with rows the schema cannot hold or
+    values its fields cannot read."""
     loader = Loader(registry, contents.header.get("natural_keys", {}), using)
     for row in rows_of(contents):
         loader.check(row, contents.path)

@@ -37,12 +37,16 @@ OLD_BACKUP = DATA / "dados-2026-12-07-backup.json.gz"
 
 # A small club with one of everything a backup holds: players, an admin, a guest, a
 # physical game finished through its change log (with a correction), a digital game
-# finished with its rolls, a card in play, an access log entry.
+# finished with its rolls, a card in play, an access log entry, a group and permissions,
+# an entry in the admin's history.
 CLUB = """
 import json, sys
 from django.contrib.auth.hashers import make_password
 from django.utils import timezone
 from axes.models import AccessLog
+from django.contrib.admin.models import ADDITION, LogEntry
+from django.contrib.auth.models import Group, Permission
+from django.contrib.contenttypes.models import ContentType
 from accounts.models import User
 from scorecards import turns
 from scorecards.models import Scorecard, Seat
@@ -57,6 +61,14 @@ guest = User.objects.create(
     username="carmen", display_name="Carmen", password=make_password(None), added_by=olga
 )
 AccessLog.objects.create(username="ana", ip_address="192.0.2.7", user_agent="test")
+treasury = Group.objects.create(name="Tesorería")
+treasury.permissions.add(Permission.objects.get(codename="view_scorecard"))
+ana.groups.add(treasury)
+olga.user_permissions.add(Permission.objects.get(codename="add_user"))
+LogEntry.objects.create(
+    user=olga, content_type=ContentType.objects.get_for_model(User), object_id=str(ben.pk),
+    object_repr="Ben", action_flag=ADDITION, change_message="[]",
+)
 
 card = scorecard_create(organizer=olga, players=[ana, ben, guest])
 for seat in card.seats.all():
@@ -354,9 +366,20 @@ def _cut_at_a_line(path: Path, target: Path) -> Path:
     return target
 
 
+def _unreadable_value(path: Path, target: Path) -> Path:
+    # Sound as a file (its checksum matches), but a seat's turn is not a number.
+    def spoiled(row):
+        if row["model"] == "scorecards.seat":
+            row["fields"]["order"] = "tercero"
+        return row
+
+    return rewritten(path, target, row=spoiled)
+
+
 @pytest.mark.parametrize(
     ("damage", "said"),
     [
+        (_unreadable_value, "tiene una fila que no se puede leer (scorecards.seat"),
         (_truncated, "está incompleto o dañado"),
         (_flipped, "dañado"),
         (_foreign, "no es una copia de Dados"),
@@ -378,6 +401,46 @@ def test_a_bad_file_is_refused_and_changes_nothing(club, tmp_path, damage, said)
     assert fingerprint(db) == before
     # Checked before anything: not even the backup --replace makes first.
     assert not (tmp_path / "seguridad").exists()
+
+
+# Run in a database whose permission «add_user» was made again, under another key: as
+# `migrate` may number content types and permissions on another database.
+RENUMBER = """
+from django.contrib.auth.models import Permission
+old = Permission.objects.get(codename="add_user")
+name, content_type = old.name, old.content_type
+old.delete()
+Permission.objects.create(codename="add_user", name=name, content_type=content_type)
+"""
+
+GRANTS = """
+import json
+from django.contrib.admin.models import LogEntry
+from accounts.models import User
+olga, ana = User.objects.get(username="olga"), User.objects.get(username="ana")
+entry = LogEntry.objects.get()
+print(json.dumps({
+    "olga": sorted(olga.get_user_permissions()),
+    "ana": sorted(ana.get_group_permissions()),
+    "groups": [group.name for group in ana.groups.all()],
+    "log": [entry.content_type.app_label, entry.content_type.model, entry.object_repr],
+}))
+"""
+
+
+def test_permissions_and_content_types_are_restored_by_name(club, make_db, tmp_path):
+    db, _seeded = club
+    path = backup(db, tmp_path / "copias")
+    target = make_db("target")
+    django_script(target, RENUMBER)
+    done = restore(target, path, backup_dir=tmp_path / "seguridad")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(django_script(target, GRANTS)) == {
+        "olga": ["accounts.add_user"],
+        "ana": ["scorecards.view_scorecard"],
+        "groups": ["Tesorería"],
+        "log": ["accounts", "user", "Ben"],
+    }
 
 
 def test_a_missing_file_is_refused(club, tmp_path):
