@@ -8,6 +8,7 @@ PostgreSQL pass, where it has both.
 
 import gzip
 import hashlib
+import io
 import json
 import re
 import subprocess
@@ -745,3 +746,42 @@ def test_a_club_moves_from_sqlite_to_postgresql_and_back_unchanged(make_db, tmp_
     assert fingerprint(sqlite_again) == club
     again = exports(sqlite_again, tmp_path / "vuelta")
     assert same_exports(before, again, (tmp_path / "antes", tmp_path / "vuelta")) == []
+
+
+def test_a_restore_interrupted_half_way_leaves_the_club_as_it_was(db, settings, tmp_path):
+    """Ctrl-C while the rows go in (here, at the third row saved one by one): the
+    transaction goes, with the rows before it and the replaced club's deletion."""
+    from django.contrib.auth import get_user_model
+    from django.core.management import CommandError, call_command
+    from django.core.serializers.base import DeserializedObject
+
+    from safekeeping.archive import write_backup
+    from tests.factories import UserFactory
+
+    User = get_user_model()
+
+    settings.BACKUP_DIR = tmp_path / "seguridad"
+    for name in ("ana", "ben", "carla"):
+        UserFactory(username=name)
+    path, _summary = write_backup(tmp_path / "copias", keep=None)
+    UserFactory(username="dani")  # after the backup: a restore would lose her
+    saves = []
+    save = DeserializedObject.save
+
+    def interrupted(self, *args, **kwargs):
+        saves.append(self.object)
+        if len(saves) == 3:
+            raise KeyboardInterrupt
+        return save(self, *args, **kwargs)
+
+    before = sorted(User.objects.values_list("username", flat=True))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(DeserializedObject, "save", interrupted)
+        with pytest.raises(CommandError) as refused:
+            call_command("restore", str(path), "--replace", stdout=io.StringIO())
+    assert str(refused.value) == (
+        "Restauración interrumpida: no se ha restaurado nada, la base de datos está como estaba."
+    )
+    assert len(saves) == 3
+    assert sorted(User.objects.values_list("username", flat=True)) == before
+    assert len(list((tmp_path / "seguridad").iterdir())) == 1
