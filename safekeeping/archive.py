@@ -59,7 +59,14 @@ class Summary:
     in_play: int
 
     def __str__(self):
-        return f"{self.players} jugadores, {self.games} partidas, {self.in_play} tarjetas en juego"
+        return ", ".join(
+            f"{n} {one if n == 1 else many}"
+            for n, one, many in (
+                (self.players, "jugador", "jugadores"),
+                (self.games, "partida", "partidas"),
+                (self.in_play, "tarjeta en juego", "tarjetas en juego"),
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -81,8 +88,10 @@ class Contents:
 
 
 def copied_models(registry=current_apps, *, through=False):
-    """The models whose rows a backup holds, in an order that inserts parents first;
-    through, also the tables of many-to-many fields (their rows travel with their owners)."""
+    """The models whose rows a backup holds, in INSTALLED_APPS' order (foreign keys are
+    checked at commit, on both databases, so the order of the rows does not matter to
+    them); through, also the tables of many-to-many fields, whose rows travel with their
+    owners'."""
     return [
         model
         for model in registry.get_models(include_auto_created=through)

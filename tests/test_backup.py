@@ -249,7 +249,7 @@ def test_backup_writes_one_named_file_and_says_where_with_the_counts(club, tmp_p
     done = manage(db, "backup", "--to", tmp_path / "copias")
     assert done.returncode == 0, done.stderr
     path, counts = done.stdout.strip().splitlines()[-1].split("\t")
-    assert counts == "4 jugadores, 2 partidas, 1 tarjetas en juego"
+    assert counts == "4 jugadores, 2 partidas, 1 tarjeta en juego"
     path = Path(path)
     assert path.parent == tmp_path / "copias"
     assert re.fullmatch(r"dados-20\d\d-\d\d-\d\d-\d{6}\.json\.gz", path.name)
@@ -279,7 +279,7 @@ def test_restore_gives_back_every_row_and_the_triggers_still_guard_finished_game
     target = make_db("target")
     done = restore(target, path, backup_dir=tmp_path / "seguridad")
     assert done.returncode == 0, done.stderr
-    assert "4 jugadores, 2 partidas, 1 tarjetas en juego" in done.stdout
+    assert "4 jugadores, 2 partidas, 1 tarjeta en juego" in done.stdout
     assert fingerprint(target) == fingerprint(db)
     guarded = json.loads(django_script(target, STILL_GUARDED, str(seeded["playing"])))
     assert guarded == {
@@ -309,14 +309,14 @@ def test_restore_refuses_a_database_with_a_club_unless_replace_and_then_backs_it
     before = fingerprint(target)
     refused = restore(target, path, backup_dir=tmp_path / "seguridad")
     assert refused.returncode == 1
-    assert "ya tiene un club (1 jugadores, 0 partidas, 0 tarjetas en juego)" in refused.stderr
+    assert "ya tiene un club (1 jugador, 0 partidas, 0 tarjetas en juego)" in refused.stderr
     assert "--replace" in refused.stderr
     assert fingerprint(target) == before
 
     done = restore(target, path, "--replace", backup_dir=tmp_path / "seguridad")
     assert done.returncode == 0, done.stderr
     safety = next((tmp_path / "seguridad").iterdir())
-    assert f"Copia de lo que había (1 jugadores, 0 partidas, 0 tarjetas en juego): {safety}" in (
+    assert f"Copia de lo que había (1 jugador, 0 partidas, 0 tarjetas en juego): {safety}" in (
         done.stdout
     )
     after = fingerprint(target)
@@ -507,7 +507,7 @@ def test_an_older_release_backup_is_restored_and_migrated_forward(club, make_db,
     target = make_db("target")
     done = restore(target, older, backup_dir=tmp_path / "seguridad")
     assert done.returncode == 0, done.stderr
-    assert "4 jugadores, 2 partidas, 1 tarjetas en juego" in done.stdout
+    assert "4 jugadores, 2 partidas, 1 tarjeta en juego" in done.stdout
     assert manage(target, "migrate", "--check").returncode == 0
     assert fingerprint(target) == fingerprint(db)
     guarded = json.loads(django_script(target, STILL_GUARDED, str(seeded["playing"])))
@@ -520,7 +520,7 @@ def test_the_committed_backup_of_an_earlier_release_restores(make_db, tmp_path):
     target = make_db("target")
     done = restore(target, OLD_BACKUP, backup_dir=tmp_path / "seguridad")
     assert done.returncode == 0, done.stderr
-    assert "4 jugadores, 2 partidas, 1 tarjetas en juego" in done.stdout
+    assert "4 jugadores, 2 partidas, 1 tarjeta en juego" in done.stdout
     assert manage(target, "migrate", "--check").returncode == 0
     club = fingerprint(target)
     assert club["rows"]["scorecards.change"][0] > 40
@@ -734,7 +734,7 @@ def test_a_club_moves_from_sqlite_to_postgresql_and_back_unchanged(make_db, tmp_
     postgres = make_db("postgres")
     done = restore(postgres, to_postgres, backup_dir=tmp_path / "seguridad")
     assert done.returncode == 0, done.stderr
-    assert "34 jugadores, 1002 partidas, 1 tarjetas en juego" in done.stdout
+    assert "34 jugadores, 1002 partidas, 1 tarjeta en juego" in done.stdout
     assert fingerprint(postgres) == club
     back = backup(postgres, tmp_path / "copias")
     on_postgres = exports(postgres, tmp_path / "en-postgres")
