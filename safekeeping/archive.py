@@ -27,7 +27,7 @@ from pathlib import Path
 
 from django.apps import apps as current_apps
 from django.core import serializers
-from django.core.exceptions import FieldDoesNotExist
+from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.core.serializers.base import DeserializedObject
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connections, transaction
@@ -59,7 +59,14 @@ class Summary:
     in_play: int
 
     def __str__(self):
-        return f"{self.players} jugadores, {self.games} partidas, {self.in_play} tarjetas en juego"
+        return ", ".join(
+            f"{n} {one if n == 1 else many}"
+            for n, one, many in (
+                (self.players, "jugador", "jugadores"),
+                (self.games, "partida", "partidas"),
+                (self.in_play, "tarjeta en juego", "tarjetas en juego"),
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -81,8 +88,10 @@ class Contents:
 
 
 def copied_models(registry=current_apps, *, through=False):
-    """The models whose rows a backup holds, in an order that inserts parents first;
-    through, also the tables of many-to-many fields (their rows travel with their owners)."""
+    """The models whose rows a backup holds, in INSTALLED_APPS' order (foreign keys are
+    checked at commit, on both databases, so the order of the rows does not matter to
+    them); through, also the tables of many-to-many fields, whose rows travel with their
+    owners'."""
     return [
         model
         for model in registry.get_models(include_auto_created=through)
@@ -436,7 +445,8 @@ class Loader:
         return {str(pk): target.get(tuple(natural)) for pk, natural in source.items()}
 
     def check(self, row: dict, path: Path) -> None:
-        """Refuse a row that names a model or field the schema does not have."""
+        """Refuse a row that names a model or field the schema does not have, or holds a
+        value its field cannot read."""
         model = self.models.get(row.get("model"))
         fields = row.get("fields")
         if model is None or not isinstance(fields, dict) or "pk" not in row:
@@ -451,6 +461,12 @@ class Loader:
                     f"{path} tiene un campo que esta base de datos no conoce: "
                     f"{row['model']}.{name}."
                 ) from None
+        try:
+            self.build(row)
+        except (ValidationError, ValueError, TypeError, AttributeError) as error:
+            raise BackupError(
+                f"{path} tiene una fila que no se puede leer ({row['model']} {row['pk']}: {error})."
+            ) from None
 
     def _key(self, related_model, value):
         keys = self.keys.get(related_model._meta.label_lower)
@@ -528,7 +544,8 @@ def plan_restore(contents: Contents, using: str = "default") -> Plan:
 
 
 def check_rows(contents: Contents, registry, using: str = "default") -> None:
-    """Refuse, before anything changes, a backup with rows the schema cannot hold."""
+    """Refuse, before anything changes, a backup with rows the schema cannot hold or
+    values its fields cannot read."""
     loader = Loader(registry, contents.header.get("natural_keys", {}), using)
     for row in rows_of(contents):
         loader.check(row, contents.path)

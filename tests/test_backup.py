@@ -8,6 +8,7 @@ PostgreSQL pass, where it has both.
 
 import gzip
 import hashlib
+import io
 import json
 import re
 import subprocess
@@ -37,12 +38,16 @@ OLD_BACKUP = DATA / "dados-2026-12-07-backup.json.gz"
 
 # A small club with one of everything a backup holds: players, an admin, a guest, a
 # physical game finished through its change log (with a correction), a digital game
-# finished with its rolls, a card in play, an access log entry.
+# finished with its rolls, a card in play, an access log entry, a group and permissions,
+# an entry in the admin's history.
 CLUB = """
 import json, sys
 from django.contrib.auth.hashers import make_password
 from django.utils import timezone
 from axes.models import AccessLog
+from django.contrib.admin.models import ADDITION, LogEntry
+from django.contrib.auth.models import Group, Permission
+from django.contrib.contenttypes.models import ContentType
 from accounts.models import User
 from scorecards import turns
 from scorecards.models import Scorecard, Seat
@@ -57,6 +62,14 @@ guest = User.objects.create(
     username="carmen", display_name="Carmen", password=make_password(None), added_by=olga
 )
 AccessLog.objects.create(username="ana", ip_address="192.0.2.7", user_agent="test")
+treasury = Group.objects.create(name="Tesorería")
+treasury.permissions.add(Permission.objects.get(codename="view_scorecard"))
+ana.groups.add(treasury)
+olga.user_permissions.add(Permission.objects.get(codename="add_user"))
+LogEntry.objects.create(
+    user=olga, content_type=ContentType.objects.get_for_model(User), object_id=str(ben.pk),
+    object_repr="Ben", action_flag=ADDITION, change_message="[]",
+)
 
 card = scorecard_create(organizer=olga, players=[ana, ben, guest])
 for seat in card.seats.all():
@@ -236,7 +249,7 @@ def test_backup_writes_one_named_file_and_says_where_with_the_counts(club, tmp_p
     done = manage(db, "backup", "--to", tmp_path / "copias")
     assert done.returncode == 0, done.stderr
     path, counts = done.stdout.strip().splitlines()[-1].split("\t")
-    assert counts == "4 jugadores, 2 partidas, 1 tarjetas en juego"
+    assert counts == "4 jugadores, 2 partidas, 1 tarjeta en juego"
     path = Path(path)
     assert path.parent == tmp_path / "copias"
     assert re.fullmatch(r"dados-20\d\d-\d\d-\d\d-\d{6}\.json\.gz", path.name)
@@ -266,7 +279,7 @@ def test_restore_gives_back_every_row_and_the_triggers_still_guard_finished_game
     target = make_db("target")
     done = restore(target, path, backup_dir=tmp_path / "seguridad")
     assert done.returncode == 0, done.stderr
-    assert "4 jugadores, 2 partidas, 1 tarjetas en juego" in done.stdout
+    assert "4 jugadores, 2 partidas, 1 tarjeta en juego" in done.stdout
     assert fingerprint(target) == fingerprint(db)
     guarded = json.loads(django_script(target, STILL_GUARDED, str(seeded["playing"])))
     assert guarded == {
@@ -296,14 +309,14 @@ def test_restore_refuses_a_database_with_a_club_unless_replace_and_then_backs_it
     before = fingerprint(target)
     refused = restore(target, path, backup_dir=tmp_path / "seguridad")
     assert refused.returncode == 1
-    assert "ya tiene un club (1 jugadores, 0 partidas, 0 tarjetas en juego)" in refused.stderr
+    assert "ya tiene un club (1 jugador, 0 partidas, 0 tarjetas en juego)" in refused.stderr
     assert "--replace" in refused.stderr
     assert fingerprint(target) == before
 
     done = restore(target, path, "--replace", backup_dir=tmp_path / "seguridad")
     assert done.returncode == 0, done.stderr
     safety = next((tmp_path / "seguridad").iterdir())
-    assert f"Copia de lo que había (1 jugadores, 0 partidas, 0 tarjetas en juego): {safety}" in (
+    assert f"Copia de lo que había (1 jugador, 0 partidas, 0 tarjetas en juego): {safety}" in (
         done.stdout
     )
     after = fingerprint(target)
@@ -354,9 +367,20 @@ def _cut_at_a_line(path: Path, target: Path) -> Path:
     return target
 
 
+def _unreadable_value(path: Path, target: Path) -> Path:
+    # Sound as a file (its checksum matches), but a seat's turn is not a number.
+    def spoiled(row):
+        if row["model"] == "scorecards.seat":
+            row["fields"]["order"] = "tercero"
+        return row
+
+    return rewritten(path, target, row=spoiled)
+
+
 @pytest.mark.parametrize(
     ("damage", "said"),
     [
+        (_unreadable_value, "tiene una fila que no se puede leer (scorecards.seat"),
         (_truncated, "está incompleto o dañado"),
         (_flipped, "dañado"),
         (_foreign, "no es una copia de Dados"),
@@ -378,6 +402,46 @@ def test_a_bad_file_is_refused_and_changes_nothing(club, tmp_path, damage, said)
     assert fingerprint(db) == before
     # Checked before anything: not even the backup --replace makes first.
     assert not (tmp_path / "seguridad").exists()
+
+
+# Run in a database whose permission «add_user» was made again, under another key: as
+# `migrate` may number content types and permissions on another database.
+RENUMBER = """
+from django.contrib.auth.models import Permission
+old = Permission.objects.get(codename="add_user")
+name, content_type = old.name, old.content_type
+old.delete()
+Permission.objects.create(codename="add_user", name=name, content_type=content_type)
+"""
+
+GRANTS = """
+import json
+from django.contrib.admin.models import LogEntry
+from accounts.models import User
+olga, ana = User.objects.get(username="olga"), User.objects.get(username="ana")
+entry = LogEntry.objects.get()
+print(json.dumps({
+    "olga": sorted(olga.get_user_permissions()),
+    "ana": sorted(ana.get_group_permissions()),
+    "groups": [group.name for group in ana.groups.all()],
+    "log": [entry.content_type.app_label, entry.content_type.model, entry.object_repr],
+}))
+"""
+
+
+def test_permissions_and_content_types_are_restored_by_name(club, make_db, tmp_path):
+    db, _seeded = club
+    path = backup(db, tmp_path / "copias")
+    target = make_db("target")
+    django_script(target, RENUMBER)
+    done = restore(target, path, backup_dir=tmp_path / "seguridad")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(django_script(target, GRANTS)) == {
+        "olga": ["accounts.add_user"],
+        "ana": ["scorecards.view_scorecard"],
+        "groups": ["Tesorería"],
+        "log": ["accounts", "user", "Ben"],
+    }
 
 
 def test_a_missing_file_is_refused(club, tmp_path):
@@ -443,7 +507,7 @@ def test_an_older_release_backup_is_restored_and_migrated_forward(club, make_db,
     target = make_db("target")
     done = restore(target, older, backup_dir=tmp_path / "seguridad")
     assert done.returncode == 0, done.stderr
-    assert "4 jugadores, 2 partidas, 1 tarjetas en juego" in done.stdout
+    assert "4 jugadores, 2 partidas, 1 tarjeta en juego" in done.stdout
     assert manage(target, "migrate", "--check").returncode == 0
     assert fingerprint(target) == fingerprint(db)
     guarded = json.loads(django_script(target, STILL_GUARDED, str(seeded["playing"])))
@@ -456,7 +520,7 @@ def test_the_committed_backup_of_an_earlier_release_restores(make_db, tmp_path):
     target = make_db("target")
     done = restore(target, OLD_BACKUP, backup_dir=tmp_path / "seguridad")
     assert done.returncode == 0, done.stderr
-    assert "4 jugadores, 2 partidas, 1 tarjetas en juego" in done.stdout
+    assert "4 jugadores, 2 partidas, 1 tarjeta en juego" in done.stdout
     assert manage(target, "migrate", "--check").returncode == 0
     club = fingerprint(target)
     assert club["rows"]["scorecards.change"][0] > 40
@@ -670,7 +734,7 @@ def test_a_club_moves_from_sqlite_to_postgresql_and_back_unchanged(make_db, tmp_
     postgres = make_db("postgres")
     done = restore(postgres, to_postgres, backup_dir=tmp_path / "seguridad")
     assert done.returncode == 0, done.stderr
-    assert "34 jugadores, 1002 partidas, 1 tarjetas en juego" in done.stdout
+    assert "34 jugadores, 1002 partidas, 1 tarjeta en juego" in done.stdout
     assert fingerprint(postgres) == club
     back = backup(postgres, tmp_path / "copias")
     on_postgres = exports(postgres, tmp_path / "en-postgres")
@@ -682,3 +746,42 @@ def test_a_club_moves_from_sqlite_to_postgresql_and_back_unchanged(make_db, tmp_
     assert fingerprint(sqlite_again) == club
     again = exports(sqlite_again, tmp_path / "vuelta")
     assert same_exports(before, again, (tmp_path / "antes", tmp_path / "vuelta")) == []
+
+
+def test_a_restore_interrupted_half_way_leaves_the_club_as_it_was(db, settings, tmp_path):
+    """Ctrl-C while the rows go in (here, at the third row saved one by one): the
+    transaction goes, with the rows before it and the replaced club's deletion."""
+    from django.contrib.auth import get_user_model
+    from django.core.management import CommandError, call_command
+    from django.core.serializers.base import DeserializedObject
+
+    from safekeeping.archive import write_backup
+    from tests.factories import UserFactory
+
+    User = get_user_model()
+
+    settings.BACKUP_DIR = tmp_path / "seguridad"
+    for name in ("ana", "ben", "carla"):
+        UserFactory(username=name)
+    path, _summary = write_backup(tmp_path / "copias", keep=None)
+    UserFactory(username="dani")  # after the backup: a restore would lose her
+    saves = []
+    save = DeserializedObject.save
+
+    def interrupted(self, *args, **kwargs):
+        saves.append(self.object)
+        if len(saves) == 3:
+            raise KeyboardInterrupt
+        return save(self, *args, **kwargs)
+
+    before = sorted(User.objects.values_list("username", flat=True))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(DeserializedObject, "save", interrupted)
+        with pytest.raises(CommandError) as refused:
+            call_command("restore", str(path), "--replace", stdout=io.StringIO())
+    assert str(refused.value) == (
+        "Restauración interrumpida: no se ha restaurado nada, la base de datos está como estaba."
+    )
+    assert len(saves) == 3
+    assert sorted(User.objects.values_list("username", flat=True)) == before
+    assert len(list((tmp_path / "seguridad").iterdir())) == 1

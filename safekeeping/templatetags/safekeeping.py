@@ -13,7 +13,7 @@ register = template.Library()
 STALE_AFTER = timedelta(days=7)
 
 
-@register.inclusion_tag("backups/status.html")
+@register.inclusion_tag("safekeeping/status.html")
 def backup_status():
     """When the newest backup in BACKUP_DIR was made and where, for the admin's index:
     a warning when there is none, or it is older than a week."""

@@ -40,4 +40,6 @@ class Command(BaseCommand):
             path, summary = write_backup(folder, keep=keep)
         except BackupError as error:
             raise CommandError(str(error)) from None
+        except KeyboardInterrupt:
+            raise CommandError("Copia interrumpida: no se ha hecho.") from None
         self.stdout.write(f"{path}\t{summary}")

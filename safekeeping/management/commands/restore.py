@@ -21,6 +21,11 @@ from safekeeping.archive import (
     write_backup,
 )
 
+# Ctrl-C (or SIGINT) before the restore's transaction has committed: it is rolled back.
+INTERRUPTED = (
+    "Restauración interrumpida: no se ha restaurado nada, la base de datos está como estaba."
+)
+
 
 class Command(BaseCommand):
     help = (
@@ -45,6 +50,8 @@ class Command(BaseCommand):
             check_rows(contents, registry)
         except BackupError as error:
             raise CommandError(f"No se ha restaurado nada. {error}") from None
+        except KeyboardInterrupt:
+            raise CommandError(INTERRUPTED) from None
         occupied = holds_club()
         if occupied and not replace:
             raise CommandError(
@@ -73,6 +80,8 @@ class Command(BaseCommand):
             raise CommandError(
                 f"No se ha restaurado nada: la base de datos rechazó una fila de {file} ({error})."
             ) from None
+        except KeyboardInterrupt:
+            raise CommandError(INTERRUPTED) from None
         cache.clear()
         made = formats.date_format(timezone.localtime(contents.created_at), "DATETIME_FORMAT")
         self.stdout.write(
