@@ -250,10 +250,11 @@ def write_backup(folder: Path, *, keep: int | None, using: str = "default") -> t
     """
     folder = Path(folder)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         path = _unique_path(folder)
         partial = folder / f".{path.name}.partial"
-        with open(partial, "xb") as raw:
+        # Only its owner may read it: it holds every player's password hash.
+        with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as raw:
             try:
                 with gzip.GzipFile(fileobj=raw, mode="wb", filename="", mtime=0) as stream:
                     lines = _Lines(stream)

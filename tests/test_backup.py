@@ -254,6 +254,8 @@ def test_backup_writes_one_named_file_and_says_where_with_the_counts(club, tmp_p
     assert path.parent == tmp_path / "copias"
     assert re.fullmatch(r"dados-20\d\d-\d\d-\d\d-\d{6}\.json\.gz", path.name)
     assert [p.name for p in path.parent.iterdir()] == [path.name]
+    # Every player's password hash is in it: only its owner may read it.
+    assert path.stat().st_mode & 0o777 == 0o600
     header = json.loads(gzip.decompress(path.read_bytes()).splitlines()[0])
     assert header["format"] == "dados-backup"
     assert "scorecards.0014_turn_held" in header["migrations"]
