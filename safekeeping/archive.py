@@ -20,7 +20,7 @@ import os
 import re
 import zlib
 from collections import Counter
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime, time
 from pathlib import Path
@@ -250,10 +250,12 @@ def write_backup(folder: Path, *, keep: int | None, using: str = "default") -> t
     """
     folder = Path(folder)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _forget_abandoned(folder)
         path = _unique_path(folder)
         partial = folder / f".{path.name}.partial"
-        with open(partial, "xb") as raw:
+        # Only its owner may read it: it holds every player's password hash.
+        with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as raw:
             try:
                 with gzip.GzipFile(fileobj=raw, mode="wb", filename="", mtime=0) as stream:
                     lines = _Lines(stream)
@@ -279,6 +281,19 @@ def write_backup(folder: Path, *, keep: int | None, using: str = "default") -> t
         raise BackupError(_disk_message(error, folder)) from error
     prune(folder, keep)
     return path, summary
+
+
+# A backup still being written is younger than this; an older partial file is one that a
+# killed backup (SIGKILL, a power cut) left behind.
+ABANDONED_AFTER = 24 * 3600
+
+
+def _forget_abandoned(folder: Path) -> None:
+    """Delete the partial files of backups killed while writing, so they never pile up."""
+    for partial in folder.glob(".dados-*.json.gz.partial"):
+        with suppress(OSError):
+            if datetime.now().timestamp() - partial.stat().st_mtime > ABANDONED_AFTER:
+                partial.unlink()
 
 
 def _sync_folder(folder: Path) -> None:

@@ -10,6 +10,7 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import re
 import subprocess
 import time
@@ -254,6 +255,8 @@ def test_backup_writes_one_named_file_and_says_where_with_the_counts(club, tmp_p
     assert path.parent == tmp_path / "copias"
     assert re.fullmatch(r"dados-20\d\d-\d\d-\d\d-\d{6}\.json\.gz", path.name)
     assert [p.name for p in path.parent.iterdir()] == [path.name]
+    # Every player's password hash is in it: only its owner may read it.
+    assert path.stat().st_mode & 0o777 == 0o600
     header = json.loads(gzip.decompress(path.read_bytes()).splitlines()[0])
     assert header["format"] == "dados-backup"
     assert "scorecards.0014_turn_held" in header["migrations"]
@@ -269,6 +272,20 @@ def test_backup_goes_to_backup_dir_by_default_and_keeps_the_newest(club, tmp_pat
         made.append(Path(done.stdout.strip().splitlines()[-1].split("\t")[0]))
     assert len(set(made)) == 4
     assert sorted(p.name for p in folder.iterdir()) == sorted(p.name for p in made[-2:])
+
+
+def test_a_backup_clears_what_a_killed_backup_left_and_nothing_being_written(club, tmp_path):
+    db, _seeded = club
+    folder = tmp_path / "copias"
+    folder.mkdir()
+    killed = folder / ".dados-2026-12-01-040000.json.gz.partial"
+    writing = folder / ".dados-2026-12-07-040000.json.gz.partial"
+    for partial in (killed, writing):
+        partial.write_bytes(b"\x1f\x8b half a file")
+    two_days_ago = time.time() - 2 * 24 * 3600
+    os.utime(killed, (two_days_ago, two_days_ago))
+    path = backup(db, folder)
+    assert sorted(p.name for p in folder.iterdir()) == sorted([path.name, writing.name])
 
 
 def test_restore_gives_back_every_row_and_the_triggers_still_guard_finished_games(

@@ -80,6 +80,16 @@ class HttpsBrowser(Browser):
         return Stream(conn, conn.getresponse())
 
 
+def recipe_env() -> dict[str, str]:
+    """deploy/dados.env's settings, read as systemd's EnvironmentFile reads its lines."""
+    settings = {}
+    for line in (DEPLOY / "dados.env").read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            name, _, value = line.partition("=")
+            settings[name.strip()] = value.strip()
+    return settings
+
+
 @pytest.fixture(scope="module")
 def template_db(tmp_path_factory):
     with template_database(
@@ -91,22 +101,23 @@ def template_db(tmp_path_factory):
 @pytest.fixture
 def site(template_db, tmp_path):
     """The recipe on loopback ports: gunicorn and uvicorn as the units start them, with
-    dados.env's proxy settings, and Caddy in front with the Caddyfile; (https port, the
-    seeded card, the CA's certificate)."""
+    dados.env's proxy settings (read from the file), and Caddy in front with the
+    Caddyfile; (https port, http port, the seeded card, the CA's SSL context)."""
     if not Path(CADDY).exists():
         pytest.fail("Caddy is missing: run `make test` (it installs Debian's caddy package)")
     https, http_port = free_port(), free_port()
     origin = f"https://localhost:{https}"
-    proxy = {
-        "BEHIND_PROXY": "true",
-        "TRUSTED_PROXIES": "127.0.0.1",
+    recipe = recipe_env()
+    proxy = {name: recipe[name] for name in ("BEHIND_PROXY", "TRUSTED_PROXIES", "STREAMS_APART")}
+    proxy |= {
+        # Production's defaults, which the tests' plain-HTTP servers turn off.
         "SECURE": "true",
         "SECURE_SSL_REDIRECT": "true",
         "SECURE_HSTS_SECONDS": "31536000",
+        # This site's address, where dados.env has dados.example.org.
         "ALLOWED_HOSTS": f"localhost,{HOST}",
         "CSRF_TRUSTED_ORIGINS": origin,
         "SITE_URL": origin,
-        "STREAMS_APART": "true",
     }
     probe = {"X-Forwarded-Proto": "https"}
     with database_copy(template_db, tmp_path, POSTGRES, "dados_proxy") as db:
