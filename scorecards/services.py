@@ -52,15 +52,16 @@ def parse_value(raw) -> int | None:
 
 
 def parse_version(raw) -> int | None:
-    """A card version as a page sends it: up to 9 ASCII digits, else None."""
-    raw = raw or ""
+    """A card version as a page sends it: up to 9 ASCII digits, spaces around them aside
+    (as the writes that check it take them), else None."""
+    raw = str(raw or "").strip()
     return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 9 else None
 
 
 def _check_version(scorecard, version, *, unknown, changed) -> None:
     """Refuse unless version is the card's own: `unknown` (400) when it is no version,
     `changed` (409) when the card has moved on since."""
-    seen = parse_version("" if version is None else str(version).strip())
+    seen = parse_version(version)
     if seen is None:
         raise Refused(unknown)
     if seen != scorecard.version:

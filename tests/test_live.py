@@ -5,6 +5,7 @@ checked on every poll."""
 import asyncio
 import re
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from unittest import mock
 from urllib.parse import quote
 
@@ -21,6 +22,14 @@ from tests.factories import UserFactory, fill, make_scorecard, seat_of
 from tests.screens import Viewer, seen
 
 pytestmark = pytest.mark.django_db
+
+
+def run_apart(coroutine):
+    """asyncio.run on a thread of its own: in a worker where a browser test ran first,
+    Playwright's event loop is still running on the main thread, and asyncio.run refuses."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
 
 HTMX = {"HX-Request": "true"}
 SUM_ROWS = ("upper", "upper_bonus", "lower", "yahtzee_bonuses", "total", "place")
@@ -654,7 +663,7 @@ def test_a_claim_held_by_another_process_stalls_no_stream_of_this_one(organizer,
         return await asyncio.wait_for(asyncio.gather(*asked), 5.0)
 
     with mock.patch.object(sheets, "WAIT_FOR", 30.0):
-        (held_version, held_html), (free_version, free_html) = asyncio.run(streams())
+        (held_version, held_html), (free_version, free_html) = run_apart(streams())
     assert (held_version, free_version) == (1, 1)
     assert cell(held, ana, "ones") in oob_cells(held_html)
     assert cell(free, ana, "ones") in oob_cells(free_html)
@@ -861,13 +870,13 @@ def test_the_streams_of_a_process_take_one_answer_for_one_change():
     async def streams(key, n):
         return await asyncio.gather(*(hub.patch(key, patch, 0, 1) for _ in range(n)))
 
-    assert asyncio.run(streams((1, 0, 1, "es"), 6)) == [(1, "<p>")] * 6
+    assert run_apart(streams((1, 0, 1, "es"), 6)) == [(1, "<p>")] * 6
     assert asked == [(0, 1)]
     # In another language, it is asked for once more; once the card moves, again.
-    asyncio.run(streams((1, 0, 1, "en"), 2))
+    run_apart(streams((1, 0, 1, "en"), 2))
     assert len(asked) == 2
     hub._forget_patches(1)
-    asyncio.run(streams((1, 0, 1, "es"), 2))
+    run_apart(streams((1, 0, 1, "es"), 2))
     assert len(asked) == 3
 
 
@@ -896,7 +905,7 @@ def test_a_stream_opened_by_its_view_needs_no_full_check_while_its_viewer_looks_
             hub.looks = now
             return await hub.allows(viewer, card.pk)
 
-        return asyncio.run(first())
+        return run_apart(first())
 
     # The view found a session that logs Ana in, and a card she sees: as she still looks.
     assert first_event(stream_hub.looks_of(ana)) is True
@@ -924,7 +933,7 @@ def test_the_full_check_runs_again_only_when_the_viewer_looks_otherwise(client, 
     def allows(tick=True):
         if tick:
             hub.looks = stream_hub.viewers_looks([viewer])  # as each tick reads them
-        return asyncio.run(hub.allows(viewer, card.pk))
+        return run_apart(hub.allows(viewer, card.pk))
 
     answer = stream_hub._looks_and_may_follow(viewer, card.pk)
     # In full before the first tick has read how the viewer looks, and never again while
@@ -942,7 +951,7 @@ def test_a_stream_ends_idle_after_its_limit_however_often_the_card_moves(monkeyp
     hub = _Moving(allowed_times=10_000)
     monkeypatch.setattr(stream_hub, "versions", lambda: hub)
     monkeypatch.setattr(stream_hub, "IDLE_LIMIT", 0.3)
-    names = asyncio.run(_events(hub))
+    names = run_apart(_events(hub))
     assert names[-1] == "idle"
     assert names.count("patch") > 5  # the card kept moving, and each move was sent
 
@@ -950,7 +959,7 @@ def test_a_stream_ends_idle_after_its_limit_however_often_the_card_moves(monkeyp
 def test_a_stream_whose_viewer_is_gone_says_log_in_and_sends_nothing_more(monkeypatch):
     hub = _Moving(allowed_times=3)
     monkeypatch.setattr(stream_hub, "versions", lambda: hub)
-    names = asyncio.run(_events(hub))
+    names = run_apart(_events(hub))
     assert names[1:] == ["patch", "patch", "patch", "login"]
     assert hub.asked == 4  # once before each event
 
@@ -963,7 +972,7 @@ def test_a_stream_asks_at_each_heartbeat_too(monkeypatch):
 
     hub = Still(allowed_times=2)
     monkeypatch.setattr(stream_hub, "versions", lambda: hub)
-    names = asyncio.run(_events(hub))
+    names = run_apart(_events(hub))
     assert names[1:] == [": ping\n\n", ": ping\n\n", "login"]
 
 

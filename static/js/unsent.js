@@ -12,6 +12,7 @@ import {show, unpaint, valueSaid, words} from "./unsent-view.js";
 const state = {
   here: null,        // {user, card}: whose writes on which card this page keeps
   writes: [],        // this card's writes kept, oldest first, some perhaps not stored yet
+  dropped: new Set(), // the keys of the writes «Deshacer» took back: never sent, whatever the store says
   settling: [],      // writes taken whose cells show them until the page reaches {version}
   closed: [],        // writes that did not go in: the card was finalized or discarded
   login: "",         // the session ended: the log-in page's address
@@ -74,6 +75,7 @@ function undo(form) {
   const newest = waiting().pop();
   if (newest && !newest.sending) {
     newest.dropped = true;
+    state.dropped.add(newest.key);
     state.writes = state.writes.filter((write) => write !== newest);
     const stored = newest.id !== undefined ? Promise.resolve(newest.id) : newest.saved;
     if (stored) stored.then((id) => id !== undefined && remove(id)).catch(() => {});
@@ -175,8 +177,11 @@ function flush() {
 // not stored yet.
 async function reload() {
   if (!state.here) return;
-  const stored = await list(state.here.user, state.here.card).catch(() => null);
+  let stored = await list(state.here.user, state.here.card).catch(() => null);
   if (!stored) return;
+  // Taken back before its storing was done: removed again, never shown nor sent.
+  stored.filter((write) => state.dropped.has(write.key)).forEach((write) => remove(write.id).catch(() => {}));
+  stored = stored.filter((write) => !state.dropped.has(write.key));
   const ids = new Set(stored.map((write) => write.id));
   // Those another sender took (the worker's Background Sync): their cells keep them until
   // the page's next version (the patch that brings it is made from the page's version to
