@@ -54,7 +54,7 @@ def parse_value(raw) -> int | None:
 def parse_version(raw) -> int | None:
     """A card version as a page sends it: up to 9 ASCII digits, spaces around them aside
     (as the writes that check it take them), else None."""
-    raw = str(raw or "").strip()
+    raw = "" if raw is None else str(raw).strip()
     return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 9 else None
 
 
