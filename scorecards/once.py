@@ -54,13 +54,7 @@ def replayed(scorecard, key, *, kind, seat, box, value) -> Change | KeptKey | No
         return None
     change = scorecard.changes.filter(key=key).first() or held(scorecard.pk, key)
     if change is not None and not same_write(change, kind=kind, seat=seat, box=box, value=value):
-        raise Refused(
-            _(
-                "Esta clave (Idempotency-Key) ya se usó en esta tarjeta para otra anotación: "
-                "no se ha anotado nada."
-            ),
-            status=422,
-        )
+        raise reused()
     return change
 
 
@@ -71,14 +65,18 @@ def replayed_undo(scorecard, key) -> Change | None:
         return None
     change = scorecard.changes.filter(key=key).first() or held(scorecard.pk, key)
     if change is not None and change.kind != Change.Kind.UNDO:
-        raise Refused(
-            _(
-                "Esta clave (Idempotency-Key) ya se usó en esta tarjeta para otra anotación: "
-                "no se ha anotado nada."
-            ),
-            status=422,
-        )
+        raise reused()
     return change
+
+
+def reused() -> Refused:
+    return Refused(
+        _(
+            "Esta clave (Idempotency-Key) ya se usó en esta tarjeta para otra anotación: "
+            "no se ha anotado nada."
+        ),
+        status=422,
+    )
 
 
 def held(scorecard_id, key) -> KeptKey | None:

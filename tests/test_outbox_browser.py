@@ -358,13 +358,18 @@ def test_background_sync_sends_the_writes_kept_with_the_card_closed(phones, site
     assert changes(site, "physical") == 0
     go_online(olga.context)
     sync(olga)
-    deadline = olga.evaluate("Date.now()") + 10000
-    while changes(site, "physical") < 2 and olga.evaluate("Date.now()") < deadline:
-        olga.wait_for_timeout(100)
-    assert changes(site, "physical") == 2
+    assert changes_within(olga, site, 2) == 2
     olga.goto(f"/tarjetas/{site[1]['physical']}/")
     expect(cell(olga, "ben", "twos")).to_have_text("4")
     expect(olga.locator("a.cell.unsent")).to_have_count(0)
+
+
+def changes_within(page, site, wanted, seconds=10):
+    """The card's changes once there are `wanted`, or after `seconds`."""
+    deadline = page.evaluate("Date.now()") + seconds * 1000
+    while changes(site, "physical") < wanted and page.evaluate("Date.now()") < deadline:
+        page.wait_for_timeout(100)
+    return changes(site, "physical")
 
 
 def sync(olga):

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from tests.browsing import go_offline, go_online, kept_writes, log_in, screenshot
 from tests.liveserver import django_script, query
-from tests.test_outbox_browser import SEED, cell, changes, sync, tap
+from tests.test_outbox_browser import SEED, cell, changes, changes_within, sync, tap
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 ARTIFACTS = Path(__file__).parent / "artifacts"
@@ -24,6 +24,13 @@ olga = User.objects.get(username="olga")
 olga.set_password(sys.argv[1] + "-new")
 olga.save()
 """
+
+
+def log_in_again(page):
+    """Olga's log-in with the password END_SESSIONS gave her, on the log-in page."""
+    page.fill("#id_username", "olga")
+    page.fill("#id_password", "x-new")
+    page.get_by_role("button", name="Entrar").click()
 
 
 def written(site, box):
@@ -58,9 +65,7 @@ def test_a_box_kept_while_the_session_ends_elsewhere_waits_for_the_log_in(phones
     assert written(site, "twos") == 0
     # «Entrar» logs in and comes back to the card, which sends them, each once.
     olga.locator("#outbox-login").click()
-    olga.fill("#id_username", "olga")
-    olga.fill("#id_password", "x-new")
-    olga.get_by_role("button", name="Entrar").click()
+    log_in_again(olga)
     expect(olga).to_have_url(re.compile(rf"/tarjetas/{seeded['physical']}/$"))
     expect(olga.locator("a.cell.unsent")).to_have_count(0)
     expect(cell(olga, "ben", "twos")).to_have_text("4")
@@ -85,16 +90,11 @@ def test_background_sync_keeps_the_boxes_of_an_ended_session_until_the_log_in(ph
     assert changes(site, "physical") == 0  # refused for the session, kept
     # Logged in again (a new CSRF token): the worker sends them with the current one.
     olga.goto("/entrar/")
-    olga.fill("#id_username", "olga")
-    olga.fill("#id_password", "x-new")
-    olga.get_by_role("button", name="Entrar").click()
+    log_in_again(olga)
     olga.wait_for_url(re.compile(r"/$"))
     assert kept_writes(olga) == 2
     sync(olga)
-    deadline = olga.evaluate("Date.now()") + 10000
-    while changes(site, "physical") < 2 and olga.evaluate("Date.now()") < deadline:
-        olga.wait_for_timeout(100)
-    assert changes(site, "physical") == 2
+    assert changes_within(olga, site, 2) == 2
     olga.goto(f"/tarjetas/{seeded['physical']}/")
     expect(cell(olga, "ben", "twos")).to_have_text("4")
     expect(olga.locator("a.cell.unsent")).to_have_count(0)
