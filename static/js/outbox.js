@@ -36,7 +36,7 @@ const NAME = "dados";
 const WRITES = "outbox";
 const LOCK = "dados-outbox";
 // How long a write waits for its answer before it counts as sent without one.
-export const WAIT = 8000;
+export const WAIT = 5000;
 
 let opened = null;
 

@@ -129,15 +129,16 @@ function answered(write, verdict, answer) {
       {status: answer.status});
   } else if (verdict.kind === "offline") {
     state.unreachable = true;
-    syncLater();
   }
   if (verdict.kind !== "kept" && verdict.kind !== "offline") hideError({kind: "offline"});
   paint();
 }
 
-// Without a network, the browser's Background Sync sends them even with the page closed.
+// Writes still kept as the page goes away: the browser's Background Sync sends them with
+// the page closed. (Not while it is open: the page sends them itself, and the two would
+// take turns at the lock.)
 function syncLater() {
-  if (!navigator.serviceWorker || !navigator.serviceWorker.controller) return;
+  if (!state.writes.length || !navigator.serviceWorker || !navigator.serviceWorker.controller) return;
   navigator.serviceWorker.ready.then((registration) => registration.sync && registration.sync.register("dados-outbox"))
     .catch(() => {});
 }
@@ -275,8 +276,9 @@ export function start() {
   document.addEventListener("htmx:afterSettle", repaint);
   window.addEventListener("online", () => { state.unreachable = false; paint(); flush(); });
   window.addEventListener("offline", paint);
+  window.addEventListener("pagehide", syncLater);
   document.addEventListener("visibilitychange", () => {
-    if (document.visibilityState !== "visible") return;
+    if (document.visibilityState !== "visible") return syncLater();
     state.login = "";  // logged in again elsewhere, maybe: the next answer says
     flush();
   });
