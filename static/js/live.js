@@ -267,23 +267,6 @@ function failed(event) {
   }
 }
 
-// A live refresh replaces the whole sheet: keep the table scrolled where it was (a player
-// looking at their own column, right of the first ones).
-let scrolled = null;
-function keepScroll(event) {
-  const target = event.detail.target;
-  if (!target || target.id !== "sheet") return;
-  const table = target.querySelector(".sheet-scroll");
-  scrolled = table ? {table, left: table.scrollLeft} : null;
-}
-function restoreScroll() {
-  if (scrolled === null) return;
-  const table = document.querySelector("#sheet .sheet-scroll");
-  // Only when the table was replaced (a write's answer patches cells in place).
-  if (table && !scrolled.table.isConnected) table.scrollLeft = scrolled.left;
-  scrolled = null;
-}
-
 // `login(url)`: what the page does when its session has ended (true: it said so).
 export function start({login} = {}) {
   if (login) state.login = login;
@@ -292,8 +275,6 @@ export function start({login} = {}) {
   document.addEventListener("htmx:beforeRequest", beforeRequest);
   document.addEventListener("htmx:beforeOnLoad", beforeOnLoad);
   document.addEventListener("htmx:responseError", failed);
-  document.addEventListener("htmx:beforeSwap", keepScroll);
-  document.addEventListener("htmx:afterSwap", restoreScroll);
   document.addEventListener("htmx:sendError", (event) => {
     const elt = event.detail.elt;
     if (isPoll(elt)) {
