@@ -1,6 +1,7 @@
 """The service worker and the offline page, as the server gives them."""
 
 import re
+from pathlib import Path
 
 import pytest
 from django.templatetags.static import static
@@ -19,6 +20,22 @@ def test_the_service_worker_is_served_from_the_root_and_always_asked_for_again(c
     for name in offline.PRECACHED:
         assert f'"{static(name)}"' in text
     assert re.search(r'var STATIC = "dados-static-[0-9a-f]{16}";', text)
+
+
+def test_every_module_the_page_imports_is_kept_for_a_reload_without_a_network():
+    """A module missing from the list loads from the network only: offline, the page kept
+    runs no script at all (scroll.js was, and a reload showed none of the writes kept)."""
+    folder = Path(__file__).resolve().parent.parent / "static" / "js"
+    imported, todo = set(), ["dados"]
+    while todo:
+        text = (folder / f"{todo.pop()}.js").read_text()
+        for name in re.findall(r'from "\./([\w-]+)\.js"', text):
+            if name not in imported:
+                imported.add(name)
+                todo.append(name)
+    assert "outbox" in imported
+    assert imported == {path.stem for path in folder.glob("*.js")} - {"dados"}
+    assert set(offline.PRECACHED) >= {"js/dados.js", *(f"js/{name}.js" for name in imported)}
 
 
 def test_a_deploy_that_renames_a_file_names_a_new_cache():

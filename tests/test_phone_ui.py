@@ -1,6 +1,7 @@
 """The card on a phone: keyboard and screen-reader use of the picker, and honest failures."""
 
 import pytest
+from playwright.sync_api import expect
 
 from scorecards import services
 from tests.browsing import log_in
@@ -86,10 +87,9 @@ def test_an_undo_without_an_answer_is_kept_and_sent_later(card_page):
     page.locator('a.cell[aria-label="Cincos — Ana: 15"]').wait_for()
     page.context.route("**/deshacer/**", lambda route: route.abort())
     page.get_by_role("button", name="↶ Deshacer").click()
-    # Kept in the outbox, as any write: said, and sent once the network answers.
-    status = page.locator("#outbox-status")
-    status.wait_for()
-    assert "pendiente de enviar" in status.inner_text()
+    # Kept in the outbox, as any write: said («Enviando…» while it is on its way, until
+    # the network fails it), and sent once the network answers.
+    expect(page.locator("#outbox-status")).to_contain_text("pendiente de enviar")
     assert page.locator('a.cell[aria-label="Cincos — Ana: 15"]').count() == 1
     page.context.unroute("**/deshacer/**")
     page.evaluate("window.dispatchEvent(new Event('online'))")
