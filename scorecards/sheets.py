@@ -16,6 +16,7 @@ of its process (scorecards.live), where a sleep would stall them all; when anoth
 the claim, it renders the patch itself, once for all the streams of its process.
 """
 
+import functools
 import hashlib
 import time
 from collections.abc import Callable
@@ -30,7 +31,7 @@ from accounts.names import names_html
 from scorecards import rules, services
 from scorecards.forms import order_query
 from scorecards.labels import BONUS_BOX, box_label, box_name, box_short, short_names
-from scorecards.models import Change, Scorecard, in_words, log_summary
+from scorecards.models import BOXES, Change, Scorecard, in_words, log_summary
 from scorecards.rules import Category
 
 # A live page further behind than this many changes gets the whole sheet again.
@@ -379,6 +380,19 @@ def picker(scorecard, box: str, seat=None, *, dice=()) -> dict:
         "proposed": rules.score(dice, box) if rolled and not extra else None,
         "extra_face": dice[0] if extra else None,
     }
+
+
+def picker_copies() -> str:
+    """Every box's picker with no player, as the organizer's card page carries them for a
+    tap to open at once (static/js/picker.js fills in the player): the same for every card
+    and viewer, so rendered once per language by each process (a deploy restarts it)."""
+    return _picker_copies(get_language())
+
+
+@functools.cache
+def _picker_copies(language: str) -> str:
+    pickers = [picker(None, box) for box in BOXES]
+    return render_to_string("scorecards/card.html#picker_copies", {"pickers": pickers})
 
 
 def cells_since(scorecard, since) -> list[dict] | None:

@@ -9,7 +9,7 @@ from django.utils import translation
 
 from scorecards import services
 from scorecards.labels import BONUS_BOX
-from scorecards.models import Scorecard
+from scorecards.models import BOXES, Scorecard
 from scorecards.services import Refused
 from tests.factories import UserFactory, enter, fill, full_card, make_scorecard, seat_of
 from tests.screens import seen_page
@@ -369,3 +369,23 @@ def test_a_refused_picker_or_confirmation_replaces_the_sheet_not_the_dialog(org_
         assert response["HX-Retarget"] == "#sheet"
         assert response["HX-Reswap"] == "outerHTML"
         assert '<div id="sheet">' in response.text
+
+
+def test_the_organizers_pickers_are_the_same_for_every_card_and_rendered_once(client):
+    """Every box's picker rides on the organizer's page (static/js/picker.js opens it from
+    a tap): nothing in it names a card, so it is rendered once per language, not on every
+    page load (it cost 17 ms of a 22 ms page)."""
+    olga = UserFactory()
+    first = make_scorecard(organizer=olga)
+    second = make_scorecard(organizer=olga)
+    copies = re.compile(r'<template data-picker="[^"]+">.*?</template>', re.S)
+    client.force_login(olga)
+    found = [copies.findall(page(client, card)) for card in (first, second)]
+    assert len(found[0]) == len(BOXES)
+    assert found[0] == found[1]
+    assert f"/tarjetas/{first.pk}/" not in "".join(found[0])
+    with translation.override("en"):
+        client.cookies["django_language"] = "en"
+        english = copies.findall(page(client, first))
+    assert english != found[0]
+    assert "Cancel" in english[0]

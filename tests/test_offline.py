@@ -29,7 +29,7 @@ def test_every_module_the_page_imports_is_kept_for_a_reload_without_a_network():
     imported, todo = set(), ["dados"]
     while todo:
         text = (folder / f"{todo.pop()}.js").read_text()
-        for name in re.findall(r'from "\./([\w-]+)\.js"', text):
+        for name in re.findall(r'(?:from|import) "\./([\w-]+)\.js"', text):
             if name not in imported:
                 imported.add(name)
                 todo.append(name)

@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
 from scorecards import live, services, sheets
-from scorecards.models import BOXES, Scorecard
+from scorecards.models import Scorecard
 
 
 def card_for(request, pk) -> Scorecard:
@@ -76,7 +76,7 @@ def scorecard_detail(request, pk):
         "token_forms": TOKEN_FORMS,
     }
     if access.writes_by_hand:
-        context["pickers"] = [sheets.picker(scorecard, box) for box in BOXES]
+        context["pickers"] = sheets.picker_copies()
     return render(request, "scorecards/card.html", context)
 
 
