@@ -11,6 +11,8 @@
 //     (X-Dados-Version). applies() alone decides what the page does with it.
 //   - While a write is on its way, patches and polls wait, so that a live refresh never
 //     lands between a write and its answer; what moved meanwhile is asked for after it.
+//   - A digital card's stream also says who follows it («presence»): the page keeps it in
+//     data-here, for its CSS (card.html), and forgets it while no stream is open.
 import {hideError, showError} from "./messages.js";
 
 const state = {
@@ -110,6 +112,13 @@ function patched(message) {
   }
 }
 
+// Who follows the card, as the stream said (the players' ids), or null: not known here.
+function following(here) {
+  const page = document.querySelector(".card-page");
+  if (page && here === null) page.removeAttribute("data-here");
+  else if (page) page.setAttribute("data-here", here);
+}
+
 // `rest`: why it may open again ("idle": when its viewer is back; "dropped": when the
 // network is); without, it is closed for good (refused, finalized, discarded).
 function closeStream({rest = ""} = {}) {
@@ -122,6 +131,7 @@ function closeStream({rest = ""} = {}) {
   }
   state.stream = null;
   state.streaming = false;
+  following(null);
   pollEvery();
 }
 
@@ -151,6 +161,7 @@ function opened(event) {
   source.dadosFollows = true;
   source.addEventListener("patch", patched);
   source.addEventListener("version", (message) => askWhatMoved(message.data));
+  source.addEventListener("presence", (message) => following(message.data));
   // Finalized or discarded: one last look says which, and nothing more will come.
   source.addEventListener("end", () => {
     closeStream();
@@ -171,6 +182,7 @@ function dropped(event) {
   const source = event.detail.source;
   state.stream = {holder: event.target, source};
   state.streaming = false;
+  following(null);
   pollEvery();
   const now = Date.now();
   state.drops = state.drops.filter((at) => now - at < 60000).concat([now]);
