@@ -187,8 +187,9 @@ class Versions:
             event.set()
 
     async def _follow(self) -> None:
-        # While a stream that closed still counts, others are told when it no longer does.
-        while self._watchers or self._left:
+        # Until the last stream is gone, and its word in the cache with it (a closed stream
+        # still counts for presence.GRACE: the others are told when it no longer does).
+        while self._watchers or self._left or self._slot.number is not None:
             pks = list(self._watchers)
             if pks:
                 read, self.looks = await self.run(_read, pks, list(self._viewers))
@@ -198,11 +199,10 @@ class Versions:
                     self.states[pk] = state
                     self._forget_patches(pk)
                     self._wake(pk)
-            if time.monotonic() - self._shared_at >= presence.EVERY:
+            over = not (self._watchers or self._left)
+            if over or time.monotonic() - self._shared_at >= presence.EVERY:
                 await self._share()
             await asyncio.sleep(self.every)
-        if self._slot.number is not None:
-            await self._share()  # the last stream is gone: its word with it
 
     async def _share(self) -> None:
         """Say which players this process's streams follow, and read who follows each
@@ -212,11 +212,15 @@ class Versions:
         mine: dict[int, set[int]] = {}
         for pk, user_id in [*self.following, *self._left]:
             mine.setdefault(pk, set()).add(user_id)
+        if not (mine or self.players or self._slot.number is not None):
+            return  # no digital card streamed here: nothing to say, nothing to read
         try:
             here, players = await self.run(self._slot.exchange, mine, dict(self.players))
         except Exception:
             # Who follows a card is a hint: a cache that fails must not stop the versions.
             logger.exception("Presence not shared")
+            if not mine:
+                self._slot.number = None  # the cache forgets it after presence.KEPT
             return
         for pk, following in here.items():
             if pk in self.players:

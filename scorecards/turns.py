@@ -113,7 +113,7 @@ def turn_roll(*, scorecard_id, author, version, shown, keep) -> Written:
     whatever turn_hold last stored, and stay held for the next roll.
     """
     with transaction.atomic():
-        scorecard, _now = _turn(scorecard_id, author, version, shown)
+        scorecard, _now = _turn(scorecard_id, author, version, str(shown or ""))
         kept = _kept(keep)
         rolls = list(scorecard.turn_rolls)
         if len(rolls) >= rules.ROLLS:
