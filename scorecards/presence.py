@@ -62,7 +62,7 @@ class Slot:
             seats = Seat.objects.filter(scorecard_id__in=missing).values_list(
                 "scorecard_id", "player_id"
             )
-            players = players | {pk: () for pk in missing}
+            players = players | dict.fromkeys(missing, ())
             for pk, player_id in seats:
                 players[pk] += (player_id,)
         keys = [slot_key(n) for n in range(SLOTS)]

@@ -228,7 +228,7 @@ def test_kept_dice_never_change_and_the_rolls_are_stored_as_rolled(
                 for r in stored
             ] == [
                 (card.pk, seat.pk, round_, n, faces, kept, datetime.fromisoformat(at))
-                for n, (faces, kept, at) in enumerate(turn, start=1)
+                for n, (faces, kept, at, *_who) in enumerate(turn, start=1)
             ]
             assert now(card).turn_rolls == []
         assert turns == len(players) * len(Category)

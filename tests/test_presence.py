@@ -14,7 +14,7 @@ from django.urls import reverse
 from scorecards import live, presence, services, turns
 from scorecards.models import Roll, Scorecard
 from scorecards.services import Refused
-from tests.factories import fill, make_scorecard
+from tests.factories import fill
 from tests.test_live import run_apart
 
 pytestmark = pytest.mark.django_db
@@ -24,9 +24,7 @@ HTMX = {"HX-Request": "true"}
 
 @pytest.fixture
 def digital(organizer, ana, ben, carla):
-    return services.scorecard_create(
-        organizer=organizer, players=[ana, ben, carla], mode="digital"
-    )
+    return services.scorecard_create(organizer=organizer, players=[ana, ben, carla], mode="digital")
 
 
 class Counted:
@@ -50,7 +48,9 @@ class Counted:
 # Shared between processes (presence.Slot, one per process)
 
 
-def test_two_processes_and_a_polling_phone_see_the_same_players(digital, organizer, ana, ben, carla):
+def test_two_processes_and_a_polling_phone_see_the_same_players(
+    digital, organizer, ana, ben, carla
+):
     first, second = presence.Slot(), presence.Slot()
     asked = {digital.pk: None}  # its seats' players, read by the first exchange
     here, players = first.exchange({digital.pk: {ana.pk, organizer.pk}}, asked)
@@ -173,7 +173,6 @@ def hub(monkeypatch):
     shared and read who follows (presence.Slot.exchange)."""
     monkeypatch.setattr(presence, "EVERY", 0.05)
     monkeypatch.setattr(presence, "GRACE", 0.3)
-    hubs = []
 
     def make(pk):
         hub = live.Versions(every=0.01)
@@ -192,10 +191,9 @@ def hub(monkeypatch):
 
         hub.run, hub.allows = run, allows
         monkeypatch.setattr(live, "versions", lambda: hub)
-        hubs.append(hub)
         return hub
 
-    yield make
+    return make
 
 
 @pytest.mark.django_db(transaction=True)
@@ -287,11 +285,15 @@ def test_a_phone_that_polls_a_digital_card_follows_it(client, digital, ana, card
     assert cache.get(presence.polled_key(card.pk, ana.pk)) is None
 
 
-def test_a_finished_digital_cards_poll_says_nobody_follows(client, organizer, ana, ben):
-    finished = make_scorecard(organizer, [ana, ben])
-    Scorecard.objects.filter(pk=finished.pk).update(mode=Scorecard.DIGITAL)
+def test_a_finished_digital_cards_poll_says_nobody_follows(client, organizer, ana, ben, scripted):
+    finished = services.scorecard_create(organizer=organizer, players=[ana, ben], mode="digital")
     fill(finished)
-    services.scorecard_finalize(scorecard_id=finished.pk, author=organizer)
+    finished.seats.filter(player=ben).update(chance=None)
+    scripted += [2, 2, 3, 5, 6]
+    version = Scorecard.objects.get(pk=finished.pk).version
+    roll(finished, ben, version=version)
+    turns.turn_score(scorecard_id=finished.pk, author=ben, version=str(version + 1), box="chance")
+    assert Scorecard.objects.get(pk=finished.pk).is_finalized
     client.force_login(ana)
     client.get(reverse("scorecard_live", args=[finished.pk]), {"version": 0}, headers=HTMX)
     assert cache.get(presence.polled_key(finished.pk, ana.pk)) is None
@@ -381,7 +383,9 @@ def test_a_roll_sent_twice_from_one_phone_is_refused_as_before(digital, ana, scr
     )
 
 
-def test_the_refused_phone_is_told_who_rolled_in_its_sheet(client, digital, organizer, ana, scripted):
+def test_the_refused_phone_is_told_who_rolled_in_its_sheet(
+    client, digital, organizer, ana, scripted
+):
     scripted += [1, 2, 3, 4, 6]
     roll(digital, organizer)
     client.force_login(ana)
@@ -420,5 +424,6 @@ def test_the_marks_words_and_the_refusal_are_in_english_too(
     assert "sin conexión" not in page
     scripted += [1, 2, 3, 4, 6]
     roll(digital, organizer)
-    answer = client.post(reverse("roll", args=[digital.pk]), {"version": "0", "dados": ""}, headers=HTMX)
+    form = {"version": "0", "dados": ""}
+    answer = client.post(reverse("roll", args=[digital.pk]), form, headers=HTMX)
     assert "\u2068Olga\u2069 rolled for you: look at your dice." in answer.text

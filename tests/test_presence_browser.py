@@ -48,7 +48,7 @@ def phones(browser, site):
         if frozen:
             # A page that hears nothing more from the card: its stream and its poll are
             # answered «nothing new», as two taps racing the same change would find it.
-            context.route(re.compile(r".*/(eventos|vivo)/.*"), lambda route: route.fulfill(status=204))
+            context.route(re.compile(r"/(eventos|vivo)/"), lambda route: route.fulfill(status=204))
         page = context.new_page()
         log_in(page, username)
         page.goto(f"/tarjetas/{seeded['digital']}/")
