@@ -138,8 +138,9 @@ def test_a_roll_refused_because_the_organizer_rolled_says_who(phones):
     # Ana's page still shows the turn before Olga's roll, and she taps «Tirar».
     expect(ana.locator("#roll-count")).to_contain_text("Aún no has tirado.")
     ana.get_by_role("button", name="Tirar", exact=True).click()
+    # The name isolated, as every name in a message is (accounts.names.isolate_text).
     expect(ana.locator("#sheet-alert [role=alert]")).to_have_text(
-        "Ha tirado Olga por ti: mira tus dados."
+        "Ha tirado \u2068Olga\u2069 por ti: mira tus dados."
     )
     # What she is shown is the dice Olga rolled, not a roll of her own.
     expect(ana.locator("#turn button.die")).to_have_text(faces)

@@ -12,7 +12,8 @@
 //   - While a write is on its way, patches and polls wait, so that a live refresh never
 //     lands between a write and its answer; what moved meanwhile is asked for after it.
 //   - A digital card's stream also says who follows it («presence»): the page keeps it in
-//     data-here, for its CSS (card.html), and forgets it while no stream is open.
+//     data-here, for its CSS (card.html), and forgets it while no stream is open. Offline,
+//     the page closes its stream, so that the others see this phone gone.
 import {hideError, showError} from "./messages.js";
 
 const state = {
@@ -299,6 +300,9 @@ export function start({login} = {}) {
   document.addEventListener("visibilitychange", reopenStream);
   document.addEventListener("pointerdown", reopenStream);
   document.addEventListener("keydown", reopenStream);
+  // Without a network the stream is closed at once, rather than when the browser gives up
+  // on it: the server, and so the table, knows sooner (presence); it opens again online.
+  window.addEventListener("offline", () => { if (state.stream) closeStream({rest: "dropped"}); });
   window.addEventListener("online", (event) => {
     hideError({kind: "offline-poll"});
     reopenStream(event);
