@@ -146,4 +146,4 @@ def test_a_roll_refused_because_the_organizer_rolled_says_who(phones):
     expect(ana.locator("#turn button.die")).to_have_text(faces)
     expect(ana.locator("#roll-count")).to_contain_text("Tirada 1 de 3")
     SHOTS.mkdir(exist_ok=True)
-    screenshot(ana, SHOTS / "presence-roll-refused-360.png")
+    screenshot(ana, SHOTS / "presence-roll-refused-360.png", full_page=True)
