@@ -277,7 +277,8 @@ def test_who_follows_is_shared_once_a_tick_for_the_process_whatever_its_streams(
 # The poll (scorecards.views.card.scorecard_live)
 
 
-def test_a_phone_that_polls_a_digital_card_follows_it(client, digital, ana, card):
+def test_a_phone_that_polls_a_digital_card_follows_it(client, digital, ana, card, settings):
+    settings.STREAMS_APART = True  # the other pages have streams to say it
     client.force_login(ana)
     live_url = reverse("scorecard_live", args=[digital.pk])
     assert client.get(live_url, {"version": 0}, headers=HTMX).status_code == 204
@@ -285,9 +286,17 @@ def test_a_phone_that_polls_a_digital_card_follows_it(client, digital, ana, card
     # Not a physical card's poll: nothing to share there.
     client.get(reverse("scorecard_live", args=[card.pk]), {"version": 0}, headers=HTMX)
     assert cache.get(presence.polled_key(card.pk, ana.pk)) is None
+    # Served without streams (WSGI alone), nobody would be told: nothing written.
+    cache.clear()
+    settings.STREAMS_APART = False
+    client.get(reverse("scorecard_live", args=[digital.pk]), {"version": 0}, headers=HTMX)
+    assert cache.get(presence.polled_key(digital.pk, ana.pk)) is None
 
 
-def test_a_finished_digital_cards_poll_says_nobody_follows(client, organizer, ana, ben, scripted):
+def test_a_finished_digital_cards_poll_says_nobody_follows(
+    client, organizer, ana, ben, scripted, settings
+):
+    settings.STREAMS_APART = True
     finished = services.scorecard_create(organizer=organizer, players=[ana, ben], mode="digital")
     fill(finished)
     finished.seats.filter(player=ben).update(chance=None)

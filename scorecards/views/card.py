@@ -91,8 +91,10 @@ def scorecard_live(request, pk):
     card = cards.values(*sheets.CARD_FIELDS, "mode").first()
     if card is None:
         raise Http404
-    if card.pop("mode") == Scorecard.DIGITAL and card["finalized_at"] is None:
-        # A phone that polls follows the card too, as one that holds its stream.
+    digital = card.pop("mode") == Scorecard.DIGITAL
+    if digital and card["finalized_at"] is None and streams(request):
+        # A phone that polls follows the card too, as one that holds its stream (where
+        # there are streams to say so).
         presence.polled(pk, request.user.pk)
     since = services.parse_version(request.GET.get("version"))
     if since == card["version"]:
