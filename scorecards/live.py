@@ -13,10 +13,14 @@ whether its viewer may still follow the card (may_follow, Django's own get_user)
 full check runs again only when what it depends on has changed (Viewer.looks: the session
 still there, the account's password, active and staff flags), which the same reads find
 for all the process's viewers at once.
+
+A digital card's streams also say who follows it now («presence», scorecards.presence),
+each time that changes: the process shares and reads it once a second for all its streams.
 """
 
 import asyncio
 import json
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -31,7 +35,10 @@ from django.db import close_old_connections
 from django.http import HttpRequest
 from django.utils import timezone
 
+from scorecards import presence
 from scorecards.models import Scorecard
+
+logger = logging.getLogger(__name__)
 
 # How often a process asks the database for the versions of the cards it streams.
 EVERY = 0.25
@@ -79,28 +86,50 @@ class Versions:
         # The patches asked for while a card is at a version, by what they bring: a table's
         # streams in this process take one answer (sheets.stream_patch), not one each.
         self._patches: dict[tuple, asyncio.Future] = {}
+        # A digital card's streams here, by card and player (a closed one for presence.GRACE,
+        # in _left), its seats' players, and who follows it anywhere, as last read.
+        self.following: Counter[tuple[int, int]] = Counter()
+        self._left: dict[tuple[int, int], float] = {}
+        self.players: dict[int, tuple[int, ...] | None] = {}
+        self.here: dict[int, frozenset[int]] = {}
+        self._slot = presence.Slot()
+        self._shared_at = 0.0
         self._task: asyncio.Task | None = None
         # One thread, so one database connection, whatever the number of streams.
         self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dados-live")
 
-    def watch(self, pk: int, state: State, viewer: Viewer, looks: tuple | None = None) -> None:
+    def watch(
+        self, pk: int, state: State, viewer: Viewer, looks: tuple | None = None, present=False
+    ) -> None:
         """Follow card pk for viewer; `looks`: how they looked when the view found that they
-        may (looks_of), which spares the first event a full check."""
+        may (looks_of), which spares the first event a full check; `present`: a digital
+        card, whose streams say who follows it."""
         self._watchers[pk] += 1
         self._viewers[viewer] += 1
         if looks is not None:
             self._cleared.setdefault(viewer, looks)
         self.states.setdefault(pk, state)
+        if present:
+            self.following[pk, viewer.user_id] += 1
+            self._left.pop((pk, viewer.user_id), None)
+            self.players.setdefault(pk, None)
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._follow())
 
-    def unwatch(self, pk: int, viewer: Viewer) -> None:
+    def unwatch(self, pk: int, viewer: Viewer, present=False) -> None:
+        if present:
+            self.following[pk, viewer.user_id] -= 1
+            if self.following[pk, viewer.user_id] <= 0:
+                del self.following[pk, viewer.user_id]
+                self._left[pk, viewer.user_id] = time.monotonic()
         self._watchers[pk] -= 1
         if self._watchers[pk] <= 0:
             del self._watchers[pk]
             self.states.pop(pk, None)
             self._moved.pop(pk, None)
             self._forget_patches(pk)
+            self.players.pop(pk, None)
+            self.here.pop(pk, None)
         self._viewers[viewer] -= 1
         if self._viewers[viewer] <= 0:
             del self._viewers[viewer]
@@ -118,11 +147,14 @@ class Versions:
             self._cleared[viewer] = looks
         return allowed
 
-    async def moved(self, pk: int, shown: State, timeout: float) -> State | None:
-        """The card's state once it is no longer `shown`; None if it still is after
-        timeout seconds."""
+    async def moved(
+        self, pk: int, shown: State, timeout: float, here: frozenset | None = None
+    ) -> State | None:
+        """The card's state once it is no longer `shown`, or once who follows it is no
+        longer `here` (with `here`, a digital card's); None if both still are after timeout
+        seconds."""
         deadline = time.monotonic() + timeout
-        while (state := self.states.get(pk, GONE)) == shown:
+        while (state := self.states.get(pk, GONE)) == shown and self.here.get(pk, here) == here:
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
@@ -149,19 +181,53 @@ class Versions:
         connection: the versions' reads, and the patches' renders for every stream."""
         return await asyncio.get_running_loop().run_in_executor(self._reader, fn, *args)
 
+    def _wake(self, pk: int) -> None:
+        """Wakes every stream of the card; the next wait makes a new event."""
+        if event := self._moved.pop(pk, None):
+            event.set()
+
     async def _follow(self) -> None:
-        while self._watchers:
+        # Until the last stream is gone, and its word in the cache with it (a closed stream
+        # still counts for presence.GRACE: the others are told when it no longer does).
+        while self._watchers or self._left or self._slot.number is not None:
             pks = list(self._watchers)
-            read, self.looks = await self.run(_read, pks, list(self._viewers))
+            if pks:
+                read, self.looks = await self.run(_read, pks, list(self._viewers))
             for pk in pks:
                 state = read.get(pk, GONE)
                 if pk in self._watchers and self.states.get(pk) != state:
                     self.states[pk] = state
                     self._forget_patches(pk)
-                    # Wakes every stream of the card; the next wait makes a new event.
-                    if event := self._moved.pop(pk, None):
-                        event.set()
+                    self._wake(pk)
+            over = not (self._watchers or self._left)
+            if over or time.monotonic() - self._shared_at >= presence.EVERY:
+                await self._share()
             await asyncio.sleep(self.every)
+
+    async def _share(self) -> None:
+        """Say which players this process's streams follow, and read who follows each
+        digital card it streams, anywhere: its streams are woken when that changed."""
+        self._shared_at = now = time.monotonic()
+        self._left = {key: at for key, at in self._left.items() if now - at < presence.GRACE}
+        mine: dict[int, set[int]] = {}
+        for pk, user_id in [*self.following, *self._left]:
+            mine.setdefault(pk, set()).add(user_id)
+        if not (mine or self.players or self._slot.number is not None):
+            return  # no digital card streamed here: nothing to say, nothing to read
+        try:
+            here, players = await self.run(self._slot.exchange, mine, dict(self.players))
+        except Exception:
+            # Who follows a card is a hint: a cache that fails must not stop the versions.
+            logger.exception("Presence not shared")
+            if not mine:
+                self._slot.number = None  # the cache forgets it after presence.KEPT
+            return
+        for pk, following in here.items():
+            if pk in self.players:
+                self.players[pk] = players[pk]
+                if self.here.get(pk) != following:
+                    self.here[pk] = following
+                    self._wake(pk)
 
 
 def _read(pks, viewers) -> tuple[dict[int, State], dict[Viewer, tuple]]:
@@ -284,6 +350,7 @@ async def stream(
     login: str,
     share=None,
     looks: tuple | None = None,
+    present=False,
 ):
     """The card's events for a page that shows version `shown`, whenever the card moves
     (at once if it already has): «patch», whose data is {"base": the version it applies
@@ -293,9 +360,12 @@ async def stream(
     whether its viewer may still follow the card: if not, «login», whose data is where to
     log in again, and nothing more. Streams that give the same `share` (the language their
     patches are in) take one answer for the same change; `looks`, how the viewer looked
-    when the view let them follow (looks_of), spares the first event the full check."""
+    when the view let them follow (looks_of), spares the first event the full check.
+    With `present` (a digital card), «presence» whenever who follows it changes, whose data
+    is their ids (scorecards.presence), and once as soon as it is known."""
     hub = versions()
-    hub.watch(pk, state, viewer, looks)
+    hub.watch(pk, state, viewer, looks, present)
+    said = None  # who follows the card, as this stream last said
     try:
         yield f"retry: {RETRY_MS}\n\n"
         idle_until = time.monotonic() + IDLE_LIMIT
@@ -310,6 +380,9 @@ async def stream(
                     base, (shown, html) = shown, found
                     data = json.dumps({"base": base, "html": html}, ensure_ascii=False)
                     yield event("patch", shown, data)
+            if present and not state.over and hub.here.get(pk, said) != said:
+                said = hub.here[pk]
+                yield event("presence", data=" ".join(str(user) for user in sorted(said)))
             if state.over:
                 yield event("end")
                 return
@@ -317,7 +390,7 @@ async def stream(
             if left <= 0:
                 yield event("idle")
                 return
-            moved = await hub.moved(pk, state, min(HEARTBEAT, left))
+            moved = await hub.moved(pk, state, min(HEARTBEAT, left), said if present else None)
             # The view asked as it opened; from then on, before anything is sent.
             if not await hub.allows(viewer, pk):
                 yield event("login", data=login)
@@ -327,4 +400,4 @@ async def stream(
             else:
                 state = moved
     finally:
-        hub.unwatch(pk, viewer)
+        hub.unwatch(pk, viewer, present)

@@ -147,8 +147,9 @@ class Scorecard(models.Model):
     # The order page's one-time token: a second tap on «Crear tarjeta» (or a browser
     # sending the form again) finds this card instead of making another.
     creation_token = models.UUIDField(null=True, blank=True, editable=False)
-    # A digital game's turn in progress: its rolls so far, each [dice, kept positions, time]
-    # («31456», «14», ISO time). They become Roll rows with the box the turn ends in.
+    # A digital game's turn in progress: its rolls so far, each [dice, kept positions, time,
+    # who rolled] («31456», «14», ISO time, a player's id; the fourth is missing in rolls
+    # made before it was kept). They become Roll rows with the box the turn ends in.
     turn_rolls = models.JSONField(_("tiradas del turno"), default=list, editable=False)
     # The dice held now, between two of its rolls («14»): for every phone to see, as the
     # player taps them; a roll keeps what its own request says, and holds it again.

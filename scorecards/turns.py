@@ -1,11 +1,12 @@
 """A digital game's turn, played with the server's dice: «Tirar» (turn_roll), a die held or
 released between rolls (turn_hold) and the box the turn ends in (turn_score).
 
-The turn in progress lives on the card (Scorecard.turn_rolls, Scorecard.turn_held) until
-its box is written; its rolls are then stored with that change, append-only. The browser
-never rolls: it says which dice to keep, and the server checks that they are the dice of
-the last roll, at most three times a turn. Every action is one transaction on the card
-locked, and moves its version, so that every phone's stream brings it (scorecards.live).
+The turn in progress lives on the card (Scorecard.turn_rolls, each roll with who made it,
+and Scorecard.turn_held) until its box is written; its rolls are then stored with that
+change, append-only. The browser never rolls: it says which dice to keep, and the server
+checks that they are the dice of the last roll, at most three times a turn. Every action
+is one transaction on the card locked, and moves its version, so that every phone's stream
+brings it (scorecards.live).
 
 Who may play the turn is Access.plays_turn (its player, or the organizer for any seat);
 every other refusal is a services.Refused, as for the card's other writes.
@@ -33,12 +34,14 @@ from scorecards.services import (
 )
 
 
-def _turn(scorecard_id, user, version) -> tuple[Scorecard, Turn]:
+def _turn(scorecard_id, user, version, shown=None) -> tuple[Scorecard, Turn]:
     """A digital card in progress, locked, and whose turn it is, if user may play that
     turn (Access.plays_turn).
 
     version is the card version the person saw, and is required: a request made on an
     older view of the turn (another phone played meanwhile, or a replay) changes nothing.
+    With shown (the dice a roll's page showed), a roll refused because another rolled
+    after them says who (_rolled_by).
     """
     scorecard = card_in_play(scorecard_id, user, lock=True)
     if not scorecard.is_digital:
@@ -59,9 +62,30 @@ def _turn(scorecard_id, user, version) -> tuple[Scorecard, Turn]:
         scorecard,
         version,
         unknown=_("No sabemos qué tirada estás viendo: recarga la tarjeta."),
-        changed=_("La tarjeta ha cambiado desde que la viste: mira los dados de ahora."),
+        changed=_rolled_by(scorecard, turn, user, shown)
+        or _("La tarjeta ha cambiado desde que la viste: mira los dados de ahora."),
     )
     return scorecard, turn
+
+
+def _rolled_by(scorecard, turn, user, shown) -> str | None:
+    """Who rolled the turn's dice after those the page showed (two phones, the player's and
+    the organizer's, rolled at once), if not user."""
+    rolls = scorecard.turn_rolls
+    if shown is None or not rolls or str(shown).strip() == rolls[-1][0]:
+        return None
+    roller = rolls[-1][3] if len(rolls[-1]) > 3 else None
+    if roller is None or roller == user.pk:
+        return None
+    if roller == turn.seat.player_id:
+        name = turn.seat.player.name
+        return _("Ha tirado %(name)s desde su móvil: mira sus dados.") % {
+            "name": isolate_text(name)
+        }
+    if roller == scorecard.organizer_id and user.pk == turn.seat.player_id:
+        name = scorecard.organizer.name
+        return _("Ha tirado %(name)s por ti: mira tus dados.") % {"name": isolate_text(name)}
+    return None
 
 
 def _kept(raw_positions) -> set[int]:
@@ -89,7 +113,7 @@ def turn_roll(*, scorecard_id, author, version, shown, keep) -> Written:
     whatever turn_hold last stored, and stay held for the next roll.
     """
     with transaction.atomic():
-        scorecard, _now = _turn(scorecard_id, author, version)
+        scorecard, _now = _turn(scorecard_id, author, version, str(shown or ""))
         kept = _kept(keep)
         rolls = list(scorecard.turn_rolls)
         if len(rolls) >= rules.ROLLS:
@@ -107,7 +131,7 @@ def turn_roll(*, scorecard_id, author, version, shown, keep) -> Written:
             raise Refused(_("Has guardado los cinco dados: elige una casilla."), status=409)
         faces = dice.roll(previous, kept)
         at = timezone.now().isoformat()
-        rolls.append([faces, _positions(kept), at])
+        rolls.append([faces, _positions(kept), at, author.pk])
         _bump(scorecard, turn_rolls=rolls, turn_held=_positions(kept))
     return Written(scorecard, None)
 
@@ -181,7 +205,7 @@ def turn_score(*, scorecard_id, author, version, box) -> Written:
                 kept=kept,
                 rolled_at=datetime.fromisoformat(at),
             )
-            for number, (faces_text, kept, at) in enumerate(rolls, start=1)
+            for number, (faces_text, kept, at, *_roller) in enumerate(rolls, start=1)
         )
         if scorecard.turn is None:
             _finalize(scorecard, list(scorecard.seats.all()))

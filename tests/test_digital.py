@@ -208,7 +208,7 @@ def test_kept_dice_never_change_and_the_rolls_are_stored_as_rolled(
                 keep = set()
                 if number > 1:
                     keep = set(choose.sample(range(1, 6), choose.randint(0, 4)))
-                faces, kept, _at = roll(card, author, keep).turn_rolls[-1]
+                faces, kept, *_when_who = roll(card, author, keep).turn_rolls[-1]
                 assert all(faces[p - 1] == previous[p - 1] for p in keep)
                 assert kept == "".join(str(p) for p in sorted(keep))
                 fresh.update(int(faces[p - 1]) for p in set(range(1, 6)) - keep)
@@ -228,7 +228,7 @@ def test_kept_dice_never_change_and_the_rolls_are_stored_as_rolled(
                 for r in stored
             ] == [
                 (card.pk, seat.pk, round_, n, faces, kept, datetime.fromisoformat(at))
-                for n, (faces, kept, at) in enumerate(turn, start=1)
+                for n, (faces, kept, at, *_who) in enumerate(turn, start=1)
             ]
             assert now(card).turn_rolls == []
         assert turns == len(players) * len(Category)

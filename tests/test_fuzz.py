@@ -1513,7 +1513,7 @@ def test_scores_survive_hostile_data(play, data):
         assert [
             (after["roll"][pk]["number"], after["roll"][pk]["dice"], after["roll"][pk]["kept"])
             for pk in rolls
-        ] == [(n, dice, kept) for n, (dice, kept, _at) in enumerate(card.turn_rolls, start=1)]
+        ] == [(n, dice, kept) for n, (dice, kept, *_rest) in enumerate(card.turn_rolls, start=1)]
         assert {after["roll"][pk]["change_id"] for pk in rolls} == {change}
         assert {after["roll"][pk]["seat_id"] for pk in rolls} == {seat.pk}
 
@@ -1545,7 +1545,7 @@ def test_a_replayed_roll_is_refused(play, htmx):
     assert refused(post(client, url, fields, htmx=htmx))
     assert snapshot() == before
     # The fours kept, the other dice rolled once: fives.
-    assert [faces for faces, _, _ in Scorecard.objects.get(pk=d.pk).turn_rolls] == [
+    assert [faces for faces, *_rest in Scorecard.objects.get(pk=d.pk).turn_rolls] == [
         "24416",
         "54455",
     ]

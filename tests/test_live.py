@@ -818,13 +818,13 @@ class _Moving:
         self.asked = 0
         self.allowed_times = allowed_times
 
-    def watch(self, pk, state, viewer, looks=None):
+    def watch(self, pk, state, viewer, looks=None, present=False):
         pass
 
-    def unwatch(self, pk, viewer):
+    def unwatch(self, pk, viewer, present=False):
         pass
 
-    async def moved(self, pk, shown, timeout):
+    async def moved(self, pk, shown, timeout, here=None):
         await asyncio.sleep(0.005)
         self.version += 1
         return stream_hub.State(self.version, over=False)
@@ -966,7 +966,7 @@ def test_a_stream_whose_viewer_is_gone_says_log_in_and_sends_nothing_more(monkey
 
 def test_a_stream_asks_at_each_heartbeat_too(monkeypatch):
     class Still(_Moving):
-        async def moved(self, pk, shown, timeout):
+        async def moved(self, pk, shown, timeout, here=None):
             await asyncio.sleep(0.005)
             return None
 

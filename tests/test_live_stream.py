@@ -1,6 +1,7 @@
 """The live card's stream (scorecards.live, views.scorecard_events) served by uvicorn as in
 production: who may open it, what a write, a finalize or a discard sends on it, bad
-versions, a restart, the limit per user, and a write on one app server heard on another."""
+versions, a restart, the limit per user, a write on one app server heard on another, and
+who follows a digital card told to the phones of both."""
 
 import json
 import time
@@ -10,7 +11,7 @@ from urllib.parse import quote
 import pytest
 from django.db import connection
 
-from scorecards import live, sheets
+from scorecards import live, presence, sheets
 from tests.liveserver import (
     BIN,
     HOST,
@@ -18,6 +19,7 @@ from tests.liveserver import (
     Browser,
     database_copy,
     django_script,
+    query,
     run,
     server_env,
     template_database,
@@ -493,3 +495,56 @@ def test_a_write_on_one_app_server_reaches_a_stream_on_another(app, table, db_ur
         stream.close()
     finally:
         other.stop()
+
+
+# Who follows a digital card (scorecards.presence), between two app servers
+
+
+def told(stream, data, within=10.0):
+    """The stream's «presence» event that says `data`, skipping earlier ones."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        event = stream.next_named("presence")
+        assert event is not None, "the stream ended"
+        if event.data == data:
+            return event
+    raise AssertionError(f"not told {data!r} within {within} s")
+
+
+def test_two_app_servers_tell_each_others_phones_who_follows_a_digital_card(
+    table, db_url, tmp_path
+):
+    shared = {"CACHE": "database"}  # the default: the tests' is each process's memory
+    run([BIN / "python", "manage.py", "migrate", "--noinput"], server_env(db_url) | shared)
+    card = json.loads(django_script(db_url, DIGITAL).strip().splitlines()[-1])["card"]
+    ids = dict(query(db_url, "SELECT username, id FROM accounts_user"))
+    servers = [
+        AppServer(db=db_url, log=tmp_path / f"{n}.log", workers=1, asgi=True, env=shared)
+        for n in ("one", "two")
+    ]
+    for server in servers:
+        server.start()
+    path = f"/tarjetas/{card}/eventos/?version=0"
+    streams = []
+    try:
+        streams.append(browser(servers[0], "ana").stream(path))
+        streams.append(browser(servers[1], "ben").stream(path))
+        ana, ben = streams
+        both = " ".join(str(pk) for pk in sorted([ids["ana"], ids["ben"]]))
+        told(ana, both)
+        told(ben, both)
+        # Ben's phone leaves: Ana's, on the other server, is told within a few seconds.
+        ben.close()
+        closed = time.monotonic()
+        gone = told(ana, str(ids["ana"]))
+        assert gone.at - closed < presence.GRACE + 2 * presence.EVERY + 1.5
+        # Olga follows too, but plays no seat: nothing to say of her.
+        streams.append(browser(servers[1], "olga").stream(path))
+        ana.conn.sock.settimeout(3 * presence.EVERY)
+        with pytest.raises(TimeoutError):
+            ana.next_named("presence")
+    finally:
+        for stream in streams:
+            stream.close()
+        for server in servers:
+            server.stop()

@@ -523,7 +523,7 @@ def test_the_digital_permission_matrix(digital, name, method, role, state):
     played = Scorecard.objects.get(pk=card.pk)
     assert played.version == card.version + 1
     if name == "roll":
-        assert [faces for faces, _kept, _at in played.turn_rolls] == ["12345", "16666"]
+        assert [faces for faces, *_rest in played.turn_rolls] == ["12345", "16666"]
         assert played.turn_rolls[-1][1] == "1"
         return
     if name == "hold":

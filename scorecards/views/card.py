@@ -22,7 +22,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
-from scorecards import live, services, sheets
+from scorecards import live, presence, services, sheets
 from scorecards.models import Scorecard
 
 
@@ -75,6 +75,8 @@ def scorecard_detail(request, pk):
         "streams": streams(request) and not scorecard.is_finalized,
         "token_forms": TOKEN_FORMS,
     }
+    # A digital game's stream says who follows the card (scorecards.presence).
+    context["presence"] = context["streams"] and scorecard.is_digital
     if access.writes_by_hand:
         context["pickers"] = sheets.picker_copies()
     return render(request, "scorecards/card.html", context)
@@ -86,9 +88,14 @@ def scorecard_live(request, pk):
     """Live card poll, with the version the page shows: 204 while the card is still at
     it, else what changed since: the patch everyone shares, or the whole sheet."""
     cards = Scorecard.objects.for_user(request.user).filter(pk=pk)
-    card = cards.values(*sheets.CARD_FIELDS).first()
+    card = cards.values(*sheets.CARD_FIELDS, "mode").first()
     if card is None:
         raise Http404
+    digital = card.pop("mode") == Scorecard.DIGITAL
+    if digital and card["finalized_at"] is None and streams(request):
+        # A phone that polls follows the card too, as one that holds its stream (where
+        # there are streams to say so).
+        presence.polled(pk, request.user.pk)
     since = services.parse_version(request.GET.get("version"))
     if since == card["version"]:
         return HttpResponse(status=204)
@@ -116,9 +123,11 @@ async def scorecard_events(request, pk):
     the page asks scorecard_live."""
     user = await request.auser()
     cards = Scorecard.objects.for_user(user).filter(pk=pk)
-    card = await cards.values(*sheets.CARD_FIELDS).afirst()
+    card = await cards.values(*sheets.CARD_FIELDS, "mode").afirst()
     if card is None:
         raise Http404
+    # A digital game's stream also says who follows the card (scorecards.presence).
+    present = card.pop("mode") == Scorecard.DIGITAL
     raw = request.headers.get("Last-Event-ID") or request.GET.get("version")
     shown = services.parse_version(raw)
     if shown is None or shown > card["version"]:
@@ -154,7 +163,9 @@ async def scorecard_events(request, pk):
     # The checks just made (a session that logs this user in, a card they see) are the
     # stream's first.
     looks = live.looks_of(user)
-    events = live.stream(pk, viewer, shown, state, patch, login, share=language, looks=looks)
+    events = live.stream(
+        pk, viewer, shown, state, patch, login, share=language, looks=looks, present=present
+    )
     response = StreamingHttpResponse(
         live.Admitted(user.pk, events), content_type="text/event-stream"
     )

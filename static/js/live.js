@@ -11,6 +11,9 @@
 //     (X-Dados-Version). applies() alone decides what the page does with it.
 //   - While a write is on its way, patches and polls wait, so that a live refresh never
 //     lands between a write and its answer; what moved meanwhile is asked for after it.
+//   - A digital card's stream also says who follows it («presence»): the page keeps it in
+//     data-here, for its CSS (card.html), and forgets it while no stream is open. Offline,
+//     the page closes its stream, so that the others see this phone gone.
 import {hideError, showError} from "./messages.js";
 
 const state = {
@@ -110,6 +113,13 @@ function patched(message) {
   }
 }
 
+// Who follows the card, as the stream said (the players' ids), or null: not known here.
+function following(here) {
+  const page = document.querySelector(".card-page");
+  if (page && here === null) page.removeAttribute("data-here");
+  else if (page) page.setAttribute("data-here", here);
+}
+
 // `rest`: why it may open again ("idle": when its viewer is back; "dropped": when the
 // network is); without, it is closed for good (refused, finalized, discarded).
 function closeStream({rest = ""} = {}) {
@@ -122,6 +132,7 @@ function closeStream({rest = ""} = {}) {
   }
   state.stream = null;
   state.streaming = false;
+  following(null);
   pollEvery();
 }
 
@@ -151,6 +162,7 @@ function opened(event) {
   source.dadosFollows = true;
   source.addEventListener("patch", patched);
   source.addEventListener("version", (message) => askWhatMoved(message.data));
+  source.addEventListener("presence", (message) => following(message.data));
   // Finalized or discarded: one last look says which, and nothing more will come.
   source.addEventListener("end", () => {
     closeStream();
@@ -171,6 +183,7 @@ function dropped(event) {
   const source = event.detail.source;
   state.stream = {holder: event.target, source};
   state.streaming = false;
+  following(null);
   pollEvery();
   const now = Date.now();
   state.drops = state.drops.filter((at) => now - at < 60000).concat([now]);
@@ -287,6 +300,9 @@ export function start({login} = {}) {
   document.addEventListener("visibilitychange", reopenStream);
   document.addEventListener("pointerdown", reopenStream);
   document.addEventListener("keydown", reopenStream);
+  // Without a network the stream is closed at once, rather than when the browser gives up
+  // on it: the server, and so the table, knows sooner (presence); it opens again online.
+  window.addEventListener("offline", () => { if (state.stream) closeStream({rest: "dropped"}); });
   window.addEventListener("online", (event) => {
     hideError({kind: "offline-poll"});
     reopenStream(event);
