@@ -23,7 +23,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from scorecards import rules, stats
-from scorecards.models import Seat
+from scorecards.models import Scorecard, Seat
 
 # The club's records, in the order «Récords» shows them, with their names there.
 BEST_GAME = "best_game"
@@ -48,14 +48,18 @@ RUNS = frozenset({UPPER_BONUS_RUN, WIN_RUN})
 RECENT_GAMES = 10
 
 
+# A record tied by many (one Yahtzee in a game, say) names this many of them, the first
+# to reach it, and counts the others.
+NAMED = 6
+
+
 @dataclass(frozen=True)
 class Holding:
-    """One holder of a record: the player, the game (its id) and when it was finalized;
-    a run's holding also names the game its run began in."""
+    """One holder of a record: the player and the game (its id); a run's holding also
+    names the game its run began in."""
 
     player_id: int
     game_id: int
-    at: datetime
     since: int | None = None
 
 
@@ -64,8 +68,11 @@ class Record:
     kind: str
     value: int | None = None
     holders: list[Holding] = field(default_factory=list)
+    # How many hold it, named or not.
+    count: int = 0
     previous_value: int | None = None
     previous: list[Holding] = field(default_factory=list)
+    previous_count: int = 0
 
     @property
     def title(self):
@@ -87,22 +94,36 @@ class Record:
     def previous_said(self) -> str:
         return self.said(self.previous_value) if self.previous else ""
 
+    @property
+    def unnamed(self) -> int:
+        return self.count - len(self.holders)
+
+    @property
+    def previous_unnamed(self) -> int:
+        return self.previous_count - len(self.previous)
+
     def offer(self, value: int, holding: Holding) -> bool:
         """Take a seat's value: a new record (True when it beats one that stood), a tie,
         or nothing. Zero is never a record (no Yahtzee, no run)."""
         if value <= 0 or (self.value is not None and value < self.value):
             return False
-        if self.value is not None and value == self.value:
-            self.holders.append(holding)
+        if value == self.value:
+            if len(self.holders) < NAMED:
+                self.holders.append(holding)
+            self.count += 1
             return False
         beaten = self.value is not None
         same = [h for h in self.holders if holding.since is not None and _same_run(h, holding)]
         others = [h for h in self.holders if h not in same]
         if others:
             self.previous_value, self.previous = self.value, others
-        self.value, self.holders = value, [holding]
+            self.previous_count = self.count - len(same)
+        self.value, self.holders, self.count = value, [holding], 1
         # A run that only grows its own record sets it once, when it passes another's.
         return beaten and bool(others)
+
+    def holdings(self):
+        return self.holders + self.previous
 
 
 def _same_run(a: Holding, b: Holding) -> bool:
@@ -112,7 +133,8 @@ def _same_run(a: Holding, b: Holding) -> bool:
 @dataclass
 class Club:
     """The records, and per game what it set: records[kind], set_by[game id] = [(kind,
-    value, player id)], best_of[game id] = [ids of players whose best game yet it was]."""
+    value, player id)], best_of[game id] = [ids of players whose best game yet it was];
+    dates[game id], when each game a record names was finalized."""
 
     records: dict[str, Record]
     set_by: dict[int, list[tuple[str, int, int]]]
@@ -120,6 +142,7 @@ class Club:
     # Each player's best total and current runs, for a game about to be finalized.
     best: dict[int, int]
     runs: dict[int, dict[str, tuple[int, int | None]]]
+    dates: dict[int, datetime] = field(default_factory=dict)
 
 
 def _upper():
@@ -127,60 +150,61 @@ def _upper():
 
 
 def compute(mode=None, period=None) -> Club:
-    """The records over the finalized games (of that mode and period), in one query."""
+    """The records over the finalized games (of that mode and period), in two queries:
+    every seat, oldest game first, then the dates of the games the records name."""
     rows = (
         Seat.objects.filter(stats._finalized(mode, period))
         .annotate(upper_sum=_upper())
         .order_by("scorecard__finalized_at", "scorecard_id", "order")
         .values_list(
-            "scorecard_id",
-            "scorecard__finalized_at",
-            "player_id",
-            "total",
-            "place",
-            "upper_sum",
-            "yahtzee",
-            "yahtzee_bonuses",
+            "scorecard_id", "player_id", "total", "place", "upper_sum", "yahtzee", "yahtzee_bonuses"
         )
     )
     records = {kind: Record(kind) for kind in TITLES}
+    best_game, most_yahtzees, best_upper = (
+        records[k] for k in (BEST_GAME, MOST_YAHTZEES, BEST_UPPER)
+    )
     set_by, best_of, best = {}, {}, {}
     # Per player and run: (its length, the game it began in).
     runs: dict[int, dict[str, tuple[int, int | None]]] = {}
+    threshold, fifty = rules.UPPER_BONUS_THRESHOLD, rules.YAHTZEE_SCORE
+
+    def offer(record, value, player_id, game_id, since=None):
+        # Most seats reach no record: only those that may are offered.
+        if (record.value is None or value >= record.value) and record.offer(
+            value, Holding(player_id, game_id, since)
+        ):
+            set_by.setdefault(game_id, []).append((record.kind, value, player_id))
+
     for game_id, seats in itertools.groupby(rows.iterator(chunk_size=2000), key=lambda r: r[0]):
         seats = list(seats)
-        at = seats[0][1]
-        made = []
-
-        def offer(kind, value, player_id, since=None, game_id=game_id, at=at, made=made):
-            if records[kind].offer(value, Holding(player_id, game_id, at, since)):
-                made.append((kind, value, player_id))
-
-        for _game, _at, player_id, total, place, upper, yahtzee, bonuses in seats:
-            offer(BEST_GAME, total, player_id)
-            yahtzees = (yahtzee == rules.YAHTZEE_SCORE) + bonuses
-            offer(MOST_YAHTZEES, yahtzees, player_id)
-            offer(BEST_UPPER, upper, player_id)
+        for _game, player_id, total, place, upper, yahtzee, bonuses in seats:
+            offer(best_game, total, player_id, game_id)
+            offer(most_yahtzees, (yahtzee == fifty) + bonuses, player_id, game_id)
+            offer(best_upper, upper, player_id, game_id)
             mine = runs.setdefault(player_id, {})
-            for kind, kept in (
-                (UPPER_BONUS_RUN, upper >= rules.UPPER_BONUS_THRESHOLD),
-                (WIN_RUN, place == 1),
-            ):
-                length, since = mine.get(kind, (0, None))
-                length, since = (length + 1, since or game_id) if kept else (0, None)
-                mine[kind] = (length, since)
-                if length:
-                    offer(kind, length, player_id, since)
-            if player_id in best and total > best[player_id]:
-                best_of.setdefault(game_id, []).append(player_id)
-            best[player_id] = max(total, best.get(player_id, total))
-        totals = sorted((seat[3] for seat in seats), reverse=True)
-        if len(totals) > 1 and totals[0] > totals[1]:
-            winner = next(seat[2] for seat in seats if seat[3] == totals[0])
-            offer(WIN_MARGIN, totals[0] - totals[1], winner)
-        if made:
-            set_by[game_id] = made
-    return Club(records, set_by, best_of, best, runs)
+            for kind, kept in ((UPPER_BONUS_RUN, upper >= threshold), (WIN_RUN, place == 1)):
+                if kept:
+                    length, since = mine.get(kind, (0, None))
+                    mine[kind] = (length + 1, since or game_id)
+                    offer(records[kind], length + 1, player_id, game_id, since or game_id)
+                else:
+                    mine[kind] = (0, None)
+            mine_best = best.get(player_id)
+            if mine_best is None or total > mine_best:
+                if mine_best is not None:
+                    best_of.setdefault(game_id, []).append(player_id)
+                best[player_id] = total
+        if len(seats) > 1:
+            first, second = sorted((seat[2] for seat in seats), reverse=True)[:2]
+            if first > second:
+                winner = next(seat[1] for seat in seats if seat[2] == first)
+                offer(records[WIN_MARGIN], first - second, winner, game_id)
+    named = {h.game_id for record in records.values() for h in record.holdings()}
+    dates = dict(
+        Scorecard.objects.filter(pk__in=named).values_list("pk", "finalized_at").order_by()
+    )
+    return Club(records, set_by, best_of, best, runs, dates)
 
 
 # How long the records are kept at most. A game finalized since makes new ones.
@@ -250,7 +274,7 @@ def _beats(record: Record, value: int, player_id: int, since: int | None = None)
     began in game `since`) that already holds the record alone only grows it."""
     if record.value is None or value <= record.value:
         return False
-    mine = Holding(player_id, 0, None, since)
+    mine = Holding(player_id, 0, since)
     return since is None or not all(_same_run(h, mine) for h in record.holders)
 
 

@@ -87,9 +87,9 @@ def records(request):
     filters = _stats_filters(request)
     found = club_records.club(mode=filters["mode"], period=filters["period"])
     shown = [record for record in found.records.values() if record.value is not None]
-    ids = {h.player_id for record in shown for h in record.holders + record.previous}
+    ids = {h.player_id for record in shown for h in record.holdings()}
     people = get_user_model().objects.in_bulk(ids)
-    games = {h.game_id for record in shown for h in record.holders + record.previous}
+    games = {h.game_id for record in shown for h in record.holdings()}
     # A game's page is for its players (and staff): the others see its date, unlinked.
     seen = set(
         Scorecard.objects.for_user(request.user).filter(pk__in=games).values_list("pk", flat=True)
@@ -97,15 +97,20 @@ def records(request):
     rows = [
         {
             "record": record,
-            "holders": [_held(h, people, seen) for h in record.holders],
-            "previous": [_held(h, people, seen) for h in record.previous],
+            "holders": [_held(h, people, seen, found.dates) for h in record.holders],
+            "previous": [_held(h, people, seen, found.dates) for h in record.previous],
         }
         for record in shown
     ]
     return render(request, "scorecards/records.html", {"rows": rows, **filters})
 
 
-def _held(holding, people, seen) -> dict:
-    """A record's holding with its player, and whether the viewer sees its game."""
-    player = people[holding.player_id]
-    return {"holding": holding, "player": player, "seen": holding.game_id in seen}
+def _held(holding, people, seen, dates) -> dict:
+    """A record's holding with its player, its game's date, and whether the viewer sees
+    its game."""
+    return {
+        "game": holding.game_id,
+        "player": people[holding.player_id],
+        "at": dates[holding.game_id],
+        "seen": holding.game_id in seen,
+    }
