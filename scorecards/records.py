@@ -283,7 +283,13 @@ def said(made: dict, seats) -> list[dict]:
     with its holder's name, then «Mejor partida de …»."""
     names = {seat.player_id: seat.player.name for seat in seats}
     club_made = [
-        {"kind": kind, "title": TITLES[kind], "value": value, "name": names.get(player_id, "")}
+        {
+            "kind": kind,
+            "title": TITLES[kind],
+            "value": value,
+            "said": Record(kind).said(value),
+            "name": names.get(player_id, ""),
+        }
         for kind, value, player_id in made["club"]
     ]
     return club_made + [

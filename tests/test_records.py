@@ -184,7 +184,7 @@ def test_a_game_that_sets_a_record_says_so_on_its_page(history, ana_client):
     page = ana_client.get(reverse("scorecard", args=[g3])).content.decode()
     assert "¡Récord del club: 451, el mejor de la historia!" in page
     assert "Mejor partida de <bdi>Ana</bdi>" in page
-    assert "Victoria por más diferencia: 244, de <bdi>Ana</bdi>" in page
+    assert "Victoria por más diferencia: 244 puntos, de <bdi>Ana</bdi>" in page
 
 
 def test_a_game_that_sets_none_says_nothing(history, ana_client):
