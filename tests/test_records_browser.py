@@ -63,4 +63,6 @@ def test_records_fit_a_phone_with_their_holders_and_games(phone):
     phone.goto(f"/jugadores/{ana.pk}/")
     assert "Mejor racha de victorias" in phone.inner_text(".stats")
     assert _width(phone) <= 360
-    screenshot(phone, ARTIFACTS / "records-360-player.png")
+    best = phone.get_by_role("link", name="451")
+    assert best.bounding_box()["height"] >= 44
+    screenshot(phone, ARTIFACTS / "records-360-player.png", full_page=True)
