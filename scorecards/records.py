@@ -11,6 +11,7 @@ wins, of upper bonuses) by the game that reached its length. The holders it had 
 it was beaten are kept as its previous holders.
 """
 
+import collections
 import functools
 import itertools
 import operator
@@ -153,7 +154,8 @@ def compute(mode=None, period=None) -> Club:
     """The records over the finalized games (of that mode and period), in two queries:
     every seat, oldest game first, then the dates of the games the records name."""
     rows = (
-        Seat.objects.filter(stats._finalized(mode, period))
+        # A seat without a total (written around the app, as some tests do) counts nowhere.
+        Seat.objects.filter(stats._finalized(mode, period), total__isnull=False)
         .annotate(upper_sum=_upper())
         .order_by("scorecard__finalized_at", "scorecard_id", "order")
         .values_list(
@@ -181,6 +183,7 @@ def compute(mode=None, period=None) -> Club:
         for _game, player_id, total, place, upper, yahtzee, bonuses in seats:
             offer(best_game, total, player_id, game_id)
             offer(most_yahtzees, (yahtzee == fifty) + bonuses, player_id, game_id)
+            upper = upper or 0
             offer(best_upper, upper, player_id, game_id)
             mine = runs.setdefault(player_id, {})
             for kind, kept in ((UPPER_BONUS_RUN, upper >= threshold), (WIN_RUN, place == 1)):
@@ -298,25 +301,21 @@ def said(made: dict, seats) -> list[dict]:
 
 
 def personal(player, mode=None, period=None) -> dict:
-    """A player's personal bests: their best game (total, game id, when), the average of
-    their latest RECENT_GAMES games and their longest run of wins; three queries, whatever
-    the number of games."""
-    seats = Seat.objects.filter(stats._finalized(mode, period), player=player)
-    best = (
-        seats.order_by("-total", "scorecard__finalized_at", "scorecard_id")
-        .values("total", "scorecard_id", "scorecard__finalized_at")
-        .first()
+    """A player's personal bests: their best game (total, game id), the average of their
+    latest RECENT_GAMES games and their longest run of wins; one query, whatever the number
+    of games."""
+    seats = (
+        Seat.objects.filter(stats._finalized(mode, period), player=player, total__isnull=False)
+        .order_by("scorecard__finalized_at", "scorecard_id")
+        .values_list("scorecard_id", "total", "place")
     )
-    recent = list(
-        seats.order_by("-scorecard__finalized_at", "-scorecard_id").values_list("total", flat=True)[
-            :RECENT_GAMES
-        ]
-    )
+    best = None
+    recent = collections.deque(maxlen=RECENT_GAMES)
     longest = length = 0
-    places = seats.order_by("scorecard__finalized_at", "scorecard_id").values_list(
-        "place", flat=True
-    )
-    for place in places.iterator(chunk_size=2000):
+    for game_id, total, place in seats.iterator(chunk_size=2000):
+        if best is None or total > best["total"]:
+            best = {"total": total, "scorecard_id": game_id}
+        recent.append(total)
         length = length + 1 if place == 1 else 0
         longest = max(longest, length)
     return {
