@@ -16,7 +16,6 @@ import functools
 import itertools
 import operator
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from django.core.cache import cache
 from django.db.models import F
@@ -24,7 +23,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from scorecards import rules, stats
-from scorecards.models import Scorecard, Seat
+from scorecards.models import Seat
 
 # The club's records, in the order «Récords» shows them, with their names there.
 BEST_GAME = "best_game"
@@ -143,7 +142,6 @@ class Club:
     # Each player's best total and current runs, for a game about to be finalized.
     best: dict[int, int]
     runs: dict[int, dict[str, tuple[int, int | None]]]
-    dates: dict[int, datetime] = field(default_factory=dict)
 
 
 def _upper():
@@ -151,8 +149,8 @@ def _upper():
 
 
 def compute(mode=None, period=None) -> Club:
-    """The records over the finalized games (of that mode and period), in two queries:
-    every seat, oldest game first, then the dates of the games the records name."""
+    """The records over the finalized games (of that mode and period), in one query: every
+    seat, oldest game first."""
     rows = (
         # A seat without a total (written around the app, as some tests do) counts nowhere.
         Seat.objects.filter(stats._finalized(mode, period), total__isnull=False)
@@ -203,11 +201,7 @@ def compute(mode=None, period=None) -> Club:
             if first > second:
                 winner = next(seat[1] for seat in seats if seat[2] == first)
                 offer(records[WIN_MARGIN], first - second, winner, game_id)
-    named = {h.game_id for record in records.values() for h in record.holdings()}
-    dates = dict(
-        Scorecard.objects.filter(pk__in=named).values_list("pk", "finalized_at").order_by()
-    )
-    return Club(records, set_by, best_of, best, runs, dates)
+    return Club(records, set_by, best_of, best, runs)
 
 
 # How long the records are kept at most. A game finalized since makes new ones.

@@ -91,14 +91,15 @@ def records(request):
     people = get_user_model().objects.in_bulk(ids)
     games = {h.game_id for record in shown for h in record.holdings()}
     # A game's page is for its players (and staff): the others see its date, unlinked.
+    dates = dict(Scorecard.objects.filter(pk__in=games).values_list("pk", "finalized_at"))
     seen = set(
         Scorecard.objects.for_user(request.user).filter(pk__in=games).values_list("pk", flat=True)
     )
     rows = [
         {
             "record": record,
-            "holders": [_held(h, people, seen, found.dates) for h in record.holders],
-            "previous": [_held(h, people, seen, found.dates) for h in record.previous],
+            "holders": [_held(h, people, seen, dates) for h in record.holders],
+            "previous": [_held(h, people, seen, dates) for h in record.previous],
         }
         for record in shown
     ]
