@@ -241,3 +241,21 @@ def test_the_queries_do_not_grow_with_the_games(ana_client, ana, ben, carla):
     _seed(90, [ana, ben])
     assert Scorecard.objects.finalized().count() == 100
     assert [_queries(ana_client, url) for url in pages] == few
+
+
+def test_the_records_read_in_english(history, ana_client):
+    ana_client.cookies["django_language"] = "en"
+    page = ana_client.get(reverse("records")).content.decode()
+    assert "<h2>Best game</h2>" in page
+    assert "451 points" in page
+    assert "Before: 245 points" in page
+    game = ana_client.get(reverse("scorecard", args=[history.games[2]])).content.decode()
+    assert "Club record: 451, the best ever!" in game
+    assert "<bdi>Ana</bdi>'s best game" in game.replace("&#x27;", "'")
+
+
+def test_bad_filters_show_every_game_and_say_so(history, ana_client):
+    page = ana_client.get(reverse("records"), {"modalidad": "x", "desde": "nunca"})
+    assert page.status_code == 200
+    assert "451 puntos" in page.content.decode()
+    assert 'role="alert"' in page.content.decode()
