@@ -28,7 +28,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from accounts.names import names_html
-from scorecards import rules, services
+from scorecards import bgstats, records, rules, services
 from scorecards.forms import order_query
 from scorecards.labels import BONUS_BOX, box_label, box_name, box_short, short_names
 from scorecards.models import BOXES, Change, Scorecard, in_words, log_summary
@@ -317,6 +317,9 @@ def sheet_context(scorecard, *, error=None) -> dict:
     context |= {"upper": rows[:upper], "lower": rows[upper:], "error": error}
     if scorecard.is_finalized:
         context["rematch"] = rematch(scorecard)
+        context["bgstats"] = bgstats.link(scorecard, context["changes"])
+        made = records.game_records(scorecard)
+        context["records_set"] = records.said(made, context["seats"])
     return context
 
 

@@ -31,6 +31,7 @@ from scorecards.rules import Category
 
 __all__ = [
     "Period",
+    "finalized_state",
     "head_to_head",
     "histogram",
     "histogram_chart",
@@ -228,20 +229,25 @@ def ranking(min_games=5, mode=None, period=None) -> tuple[list[dict], list[dict]
 RANKING_KEPT_FOR = 600
 
 
+def finalized_state() -> str:
+    """What the finalized games are now, in one query: their count and the newest id.
+
+    The finalized games only ever grow, one at a time: the database refuses to change or
+    delete a finalized card and its seats (scorecards.triggers). So their count (with the
+    newest id, should a database be made anew) says whether numbers computed from them
+    still hold, and names them in a cache key."""
+    finalized = Scorecard.objects.finalized().aggregate(count=Count("pk"), newest=Max("pk"))
+    return f"{finalized['count']}:{finalized['newest']}"
+
+
 def _ranking_numbers(mode=None, period=None) -> dict[int, dict]:
     """Each player's games, wins, average and best total in the finalized games (of that
     mode and period), by the player's id: computed once for everyone (an aggregate over
     every finalized seat, the dearest query of a club night) until another game is
-    finalized.
-
-    The finalized games only ever grow, one at a time: the database refuses to change or
-    delete a finalized card and its seats (scorecards.triggers). So their count (with the
-    newest id, should a database be made anew) says whether these numbers still hold; who
-    plays, and their names, are read each time."""
+    finalized (finalized_state); who plays, and their names, are read each time."""
     seats = Seat.objects.filter(_finalized(mode, period))
-    finalized = Scorecard.objects.finalized().aggregate(count=Count("pk"), newest=Max("pk"))
     first, last = (period.first, period.last) if period else (None, None)
-    key = f"dados:ranking:{mode}:{first}:{last}:{finalized['count']}:{finalized['newest']}"
+    key = f"dados:ranking:{mode}:{first}:{last}:{finalized_state()}"
     if (numbers := cache.get(key)) is None:
         rows = (
             seats.values("player")

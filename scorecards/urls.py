@@ -31,4 +31,5 @@ urlpatterns = [
     path("historial/exportar.csv", history.history_csv, name="history_csv"),
     path("jugadores/<int:pk>/", players.player, name="player"),
     path("clasificacion/", players.ranking, name="ranking"),
+    path("records/", players.records, name="records"),
 ]

@@ -151,6 +151,8 @@ EXPECTED = {
     ("set_language", "POST"): everyone(302, anonymous=302),
     ("ranking", "GET"): everyone(200),
     ("ranking", "POST"): everyone(405),
+    ("records", "GET"): everyone(200),
+    ("records", "POST"): everyone(405),
     ("rematch", "GET"): everyone(405),
     ("rematch", "POST"): card_rematch,
     ("scorecard_qr", "GET"): card_view,

@@ -4,7 +4,7 @@ import pytest
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from scorecards import services, stats
+from scorecards import records, services, stats
 from tests.factories import UserFactory, fill, finalized_games, make_scorecard
 
 pytestmark = pytest.mark.django_db
@@ -84,6 +84,7 @@ def test_the_player_template_follows_the_views_context(ana, ben):
     context = {
         "person": ana,
         "summary": stats.player_summary(ana),
+        "bests": records.personal(ana),
         "rivals": stats.head_to_head(ana),
         "over_time": over_time,
         "buckets": buckets,

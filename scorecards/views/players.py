@@ -8,8 +8,10 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
+from scorecards import records as club_records
 from scorecards import stats
 from scorecards.forms import ModeFilterForm, PeriodForm
+from scorecards.models import Scorecard
 
 RANKING_MIN_GAMES = 5
 
@@ -46,6 +48,7 @@ def player(request, pk):
     context = {
         "person": person,
         "summary": stats.player_summary(person, **chosen),
+        "bests": club_records.personal(person, **chosen),
         "rivals": stats.head_to_head(person, **chosen),
         "over_time": over_time,
         "buckets": buckets,
@@ -73,3 +76,42 @@ def ranking(request):
         **filters,
     }
     return render(request, "scorecards/ranking.html", context)
+
+
+@login_required
+@require_GET
+def records(request):
+    """«Récords»: the club's records, each with its holders and the ones before them, over
+    every game or those of one mode (?modalidad=) and period (?periodo=, or ?desde= and
+    ?hasta=)."""
+    filters = _stats_filters(request)
+    found = club_records.club(mode=filters["mode"], period=filters["period"])
+    shown = [record for record in found.records.values() if record.value is not None]
+    ids = {h.player_id for record in shown for h in record.holdings()}
+    people = get_user_model().objects.in_bulk(ids)
+    games = {h.game_id for record in shown for h in record.holdings()}
+    # A game's page is for its players (and staff): the others see its date, unlinked.
+    dates = dict(Scorecard.objects.filter(pk__in=games).values_list("pk", "finalized_at"))
+    seen = set(
+        Scorecard.objects.for_user(request.user).filter(pk__in=games).values_list("pk", flat=True)
+    )
+    rows = [
+        {
+            "record": record,
+            "holders": [_held(h, people, seen, dates) for h in record.holders],
+            "previous": [_held(h, people, seen, dates) for h in record.previous],
+        }
+        for record in shown
+    ]
+    return render(request, "scorecards/records.html", {"rows": rows, **filters})
+
+
+def _held(holding, people, seen, dates) -> dict:
+    """A record's holding with its player, its game's date, and whether the viewer sees
+    its game."""
+    return {
+        "game": holding.game_id,
+        "player": people[holding.player_id],
+        "at": dates[holding.game_id],
+        "seen": holding.game_id in seen,
+    }

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from accounts.names import isolate_text
-from scorecards import rules, services, sheets, turns
+from scorecards import records, rules, services, sheets, turns
 from scorecards.labels import BONUS_BOX, box_name
 from scorecards.models import BOXES, Scorecard
 from scorecards.rules import Category
@@ -278,6 +278,8 @@ def _finalize_confirm(request, pk):
         "standings": standings,
         "problems": sheets.problems(seats),
     }
+    if not context["problems"]:
+        context["records_set"] = records.said(records.would_set(scorecard), seats)
     template = "scorecards/finalize.html#confirm" if request.htmx else "scorecards/finalize.html"
     return render(request, template, context)
 
