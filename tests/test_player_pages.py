@@ -181,8 +181,8 @@ def test_statistics_pages_cost_the_same_at_10_and_500_games(
 ):
     finalized_games([ana, ben, UserFactory()], n)
     # The session, its user, the player; the summary, head-to-head and its opponents,
-    # the totals over time and the histogram.
-    with django_assert_num_queries(8):
+    # the totals over time, the histogram and the personal bests (scorecards.records).
+    with django_assert_num_queries(9):
         assert viewer.get(reverse("player", args=[ana.pk])).status_code == 200
     # The session, its user, the finalized games' count, the players' numbers, the
     # players who play; the numbers are kept until another game is finalized.
