@@ -120,8 +120,10 @@ class PlayerCreationForm(DistinctNameMixin, forms.ModelForm):
         if self.has_error("username", "invalid"):
             typed = self.data.get(self.add_prefix("username"), "")
             if suggestion := plain_username(typed):
-                self.add_error("username", _("Sin espacios ni acentos: «%(username)s».") % {
-                    "username": suggestion})
+                self.add_error(
+                    "username",
+                    _("Sin espacios ni acentos: «%(username)s».") % {"username": suggestion},
+                )
         elif "username" in data and not data["username"] and data.get("display_name"):
             data["username"] = suggested_username(data["display_name"])
             self.instance.username = data["username"]

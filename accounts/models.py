@@ -118,7 +118,8 @@ def suggested_username(display_name: str, pk=None) -> str:
     base = plain_username(display_name)[:140] or PLAIN_USERNAME
     # base is ASCII: both databases compare it without case.
     alike = User.objects.exclude(pk=pk).filter(username__istartswith=base)
-    return free_username(base, {name.casefold() for name in alike.values_list("username", flat=True)})
+    taken = {name.casefold() for name in alike.values_list("username", flat=True)}
+    return free_username(base, taken)
 
 
 def same_name(name, pk=None) -> User | None:

@@ -206,7 +206,10 @@ function beforeRequest(event) {
   const config = event.detail.requestConfig;
   const source = config ? config.elt : null;
   if (isPoll(source)) {
-    if (state.writing > 0) {
+    if (!navigator.onLine) {  // it could only fail, an error htmx logs: say so instead
+      event.preventDefault();
+      showError("offline-poll");
+    } else if (state.writing > 0) {
       state.missed = Math.max(state.missed, heard(((config.triggeringEvent || {}).detail || {}).version));
       event.preventDefault();
     }
