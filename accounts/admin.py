@@ -71,7 +71,7 @@ class PlayerCreationForm(DistinctNameMixin, forms.ModelForm):
 
     # The username the admin was told is hard to type (clean_username): sent again as it
     # was, it is kept.
-    warned_username = forms.CharField(required=False, widget=forms.HiddenInput)
+    warned_username = forms.CharField(required=False, label="", widget=forms.HiddenInput)
 
     class Meta:
         model = User
@@ -100,6 +100,13 @@ class PlayerCreationForm(DistinctNameMixin, forms.ModelForm):
             return username  # made from the display name (clean)
         check_username_free(username)
         plain = plain_username(username)
+        try:
+            User._meta.get_field("username").run_validators(username)
+        except forms.ValidationError as error:
+            hint = _("Sin espacios ni acentos: «%(username)s».") % {
+                "username": plain or PLAIN_USERNAME
+            }
+            raise forms.ValidationError([*error.error_list, hint]) from None
         warned = self.add_prefix("warned_username")
         if plain != username.casefold() and self.data.get(warned) != username:
             self.data = self.data.copy()
@@ -117,14 +124,7 @@ class PlayerCreationForm(DistinctNameMixin, forms.ModelForm):
 
     def clean(self):
         data = super().clean()
-        if self.has_error("username", "invalid"):
-            typed = self.data.get(self.add_prefix("username"), "")
-            if suggestion := plain_username(typed):
-                self.add_error(
-                    "username",
-                    _("Sin espacios ni acentos: «%(username)s».") % {"username": suggestion},
-                )
-        elif "username" in data and not data["username"] and data.get("display_name"):
+        if "username" in data and not data["username"] and data.get("display_name"):
             data["username"] = suggested_username(data["display_name"])
             self.instance.username = data["username"]
         if data.get("password_mode") == self.CHOOSE:

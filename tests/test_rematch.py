@@ -236,10 +236,10 @@ def test_to_htmx_the_rematch_is_a_whole_page_redirect(ana_client, finished):
     assert response["HX-Redirect"] == reverse("scorecard", args=[new.pk])
 
 
-def test_a_discarded_rematch_leaves_room_for_another(ana_client, finished, ana):
+def test_a_discarded_rematch_leaves_room_for_another(ana_client, finished, organizer):
     rematch(ana_client, finished)
     first = Scorecard.objects.get(rematch_of=finished)
-    services.scorecard_discard(scorecard_id=first.pk, author=ana)
+    services.scorecard_discard(scorecard_id=first.pk, author=organizer)
     rematch(ana_client, finished)
     again = Scorecard.objects.get(rematch_of=finished)
     assert again.pk != first.pk

@@ -48,8 +48,9 @@ def looked_up(source: str) -> list[str]:
     «%» of their text doubled (as makemessages writes it), each variable as %(name)s."""
     found = [text.replace("%", "%%") for text in TRANSLATE.findall(source)]
     for body in BLOCK.findall(source):
-        for part in body.split("{% plural %}"):
-            found.append(re.sub(r"\{\{\s*(\w+)\s*\}\}", r"%(\1)s", part.replace("%", "%%")))
+        # The singular: the entry's msgid (its plural is msgid_plural).
+        singular = body.split("{% plural %}")[0]
+        found.append(re.sub(r"\{\{\s*(\w+)\s*\}\}", r"%(\1)s", singular.replace("%", "%%")))
     return found
 
 
