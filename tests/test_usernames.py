@@ -250,6 +250,7 @@ def test_temporary_passwords_keep_to_one_line_on_a_phone(browser, server):
         screenshot(page, ARTIFACTS / "admin-imported-passwords-360.png", full_page=True)
         for code in codes.all():
             assert _one_line(code), code.inner_text()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360
         page.emulate_media(media="print")
         for code in codes.all():
             assert _one_line(code), code.inner_text()
@@ -262,6 +263,7 @@ def test_temporary_passwords_keep_to_one_line_on_a_phone(browser, server):
         message.wait_for()
         screenshot(page, ARTIFACTS / "admin-added-password-360.png", full_page=True)
         assert _one_line(message), message.inner_text()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360
     finally:
         context.close()
 
