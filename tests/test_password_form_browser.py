@@ -132,7 +132,7 @@ def test_a_mismatch_below_the_fold_is_summed_up_at_the_top_with_a_link_to_its_fi
         link = summary.get_by_role("link")
         assert link.count() == 1
         assert link.inner_text() == (
-            "Confirmación de contraseña nueva: Los dos campos de contraseña no coinciden."
+            "Contraseña nueva (confirmación): Los dos campos de contraseña no coinciden."
         )
         link.click()
         field = page.locator("#id_new_password2")
