@@ -199,12 +199,15 @@ def test_the_import_refuses_a_username_another_has_in_other_capitals(staff_clien
     assert not User.objects.filter(display_name="Íñigo Dos").exists()
 
 
-def test_the_command_makes_blank_usernames_too(tmp_path, capsys):
+def test_the_command_makes_blank_usernames_too_and_warns_of_accents(tmp_path, capsys):
     path = tmp_path / "club.csv"
-    path.write_text("usuario,nombre\n,Íñigo Ruiz\n", encoding="utf-8")
+    path.write_text("usuario,nombre\n,Íñigo Ruiz\níñigo,Íñigo\n", encoding="utf-8")
     call_command("import_players", path)
     assert User.objects.get(display_name="Íñigo Ruiz").username == "inigoruiz"
-    assert capsys.readouterr().out.splitlines()[1].startswith("inigoruiz\t")
+    said = capsys.readouterr()
+    assert said.out.splitlines()[1].startswith("inigoruiz\t")
+    assert "«íñigo» lleva acentos" in said.err
+    assert "sin ellos sería «inigo»." in said.err
 
 
 # In a browser
