@@ -19,9 +19,27 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.debug import sensitive_variables
 
 from accounts.admin_spanish import AdminPasswordChangeForm, flag
-from accounts.club import club_register, club_rows
+from accounts.club import club_register, club_rows, hard_to_type
 from accounts.forms import DistinctNameMixin
-from accounts.models import GUEST, User
+from accounts.models import (
+    GUEST,
+    PLAIN_USERNAME,
+    User,
+    suggested_username,
+    usernames_like,
+)
+from accounts.names import plain_username
+
+
+def check_username_free(username, pk=None) -> None:
+    """Refuse a username that another player (than pk) has whatever its case, since log-in
+    ignores it: «Ana» while «ana» exists."""
+    if taken := usernames_like(username, pk):
+        raise forms.ValidationError(
+            _("Ya hay un jugador con ese nombre de usuario: «%(username)s».")
+            % {"username": taken[0]},
+            code="unique",
+        )
 
 
 class PlayerCreationForm(DistinctNameMixin, forms.ModelForm):
@@ -51,28 +69,64 @@ class PlayerCreationForm(DistinctNameMixin, forms.ModelForm):
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
     )
 
+    # The username the admin was told is hard to type (clean_username): sent again as it
+    # was, it is kept.
+    warned_username = forms.CharField(required=False, label="", widget=forms.HiddenInput)
+
     class Meta:
         model = User
         fields = ["username", "display_name", "plays"]
         field_classes = {"username": UsernameField}
+        help_texts = {
+            "username": _(
+                "Con él se entra en Dados, en mayúsculas o minúsculas. Si lo dejas vacío, se"
+                " forma con el nombre visible, sin acentos ni espacios («María José»:"
+                " «mariajose»)."
+            )
+        }
 
     temporary_password = None
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["username"].required = False
+
     def clean_username(self):
-        """One account per username whatever its case, as Django's own creation form:
-        «Ana» is refused while «ana» exists."""
+        """One account per username whatever its case (log-in ignores it): «Ana» is refused
+        while «ana» exists. A username with accents works, but each log-in must type them:
+        the first time, say so and what it would be without them."""
         username = self.cleaned_data.get("username")
-        taken = User.objects.filter(username__iexact=username).first() if username else None
-        if taken:
+        if not username:
+            return username  # made from the display name (clean)
+        check_username_free(username)
+        plain = plain_username(username)
+        try:
+            User._meta.get_field("username").run_validators(username)
+        except forms.ValidationError as error:
+            hint = _("Sin espacios ni acentos: «%(username)s».") % {
+                "username": plain or PLAIN_USERNAME
+            }
+            raise forms.ValidationError([*error.error_list, hint]) from None
+        warned = self.add_prefix("warned_username")
+        if plain != username.casefold() and self.data.get(warned) != username:
+            self.data = self.data.copy()
+            self.data[warned] = username
             raise forms.ValidationError(
-                _("Ya hay un jugador con ese nombre de usuario: «%(username)s».")
-                % {"username": taken.username},
-                code="unique",
+                _(
+                    "«%(username)s» lleva acentos u otros signos que no todos los teclados"
+                    " escriben, y habrá que escribirlos igual al entrar. Sin ellos sería"
+                    " «%(plain)s». Para dejarlo así, pulsa Guardar otra vez."
+                )
+                % {"username": username, "plain": plain or PLAIN_USERNAME},
+                code="hard_to_type",
             )
         return username
 
     def clean(self):
         data = super().clean()
+        if "username" in data and not data["username"] and data.get("display_name"):
+            data["username"] = suggested_username(data["display_name"])
+            self.instance.username = data["username"]
         if data.get("password_mode") == self.CHOOSE:
             first, second = data.get("password1"), data.get("password2")
             if not first:
@@ -119,6 +173,12 @@ class PlayerChangeForm(DistinctNameMixin, UserChangeForm):
         if field := self.fields.get("password"):
             field.widget = PlayerPasswordWidget()
             field.help_text = ""
+
+    def clean_username(self):
+        username = self.cleaned_data.get("username")
+        if username and "username" in self.changed_data:
+            check_username_free(username, self.instance.pk)
+        return username
 
 
 class PlayerImportForm(forms.Form):
@@ -238,6 +298,7 @@ class UserAdmin(BaseUserAdmin):
                 "classes": ["wide"],
                 "fields": [
                     "username",
+                    "warned_username",
                     "display_name",
                     "plays",
                     "password_mode",
@@ -384,7 +445,8 @@ class UserAdmin(BaseUserAdmin):
             else:
                 for user, _password in issued:
                     self.log_addition(request, user, gettext("Registrado desde una lista CSV."))
-                context.update(title=gettext("Jugadores registrados"), issued=issued)
+                hard = hard_to_type(user for user, _password in issued)
+                context.update(title=gettext("Jugadores registrados"), issued=issued, hard=hard)
                 return TemplateResponse(request, "admin/accounts/user/imported.html", context)
         context["title"] = gettext("Importar jugadores")
         return TemplateResponse(request, "admin/accounts/user/import.html", context)

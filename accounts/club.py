@@ -1,5 +1,6 @@
 """Registering a whole club at once from a CSV list of (username, display name) rows, as
-`manage.py import_players` and the admin's «Importar jugadores» page both do.
+`manage.py import_players` and the admin's «Importar jugadores» page both do. A row may
+leave its username blank: it is made from the display name, as the admin's form makes it.
 
 The list is taken whole or not at all: a line it cannot read (an unclosed quote, a line
 too long), any invalid row, or a username or name already taken (in the club or earlier
@@ -12,13 +13,12 @@ import io
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models.functions import Lower
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from accounts.forms import clean_name
-from accounts.models import User
-from accounts.names import fold, normalize
+from accounts.models import PLAIN_USERNAME, User
+from accounts.names import fold, free_username, normalize, plain_username
 
 HEADER = {"username", "usuario"}
 # A line's characters at most: a username (150) and a display name (60), with room to
@@ -83,16 +83,38 @@ def club_rows(text: str) -> list[tuple]:
     return rows
 
 
-def club_problems(rows) -> list[str]:
-    """Why each row cannot register a player, one sentence per problem; [] if none."""
+def with_usernames(rows, taken) -> list[tuple]:
+    """The rows, each blank username made from its display name as the admin's form makes
+    it (accounts.names.plain_username), clear of taken (casefolded usernames) and of the
+    list's own usernames."""
+    taken = set(taken) | {row[1].casefold() for row in rows if len(row) == 3 and row[1]}
+    filled = []
+    for row in rows:
+        if len(row) == 3 and not row[1] and row[2]:
+            base = plain_username(row[2])[:140] or PLAIN_USERNAME
+            row = (row[0], free_username(base, taken), row[2])
+            taken.add(row[1].casefold())
+        filled.append(row)
+    return filled
+
+
+def hard_to_type(users) -> list[tuple[User, str]]:
+    """The users whose usernames have accents or other signs that not every keyboard
+    types, each with what it would be without them."""
+    return [
+        (user, plain_username(user.username) or PLAIN_USERNAME)
+        for user in users
+        if plain_username(user.username) != user.username.casefold()
+    ]
+
+
+def club_problems(rows, existing) -> list[str]:
+    """Why each row cannot register a player, one sentence per problem; [] if none.
+    existing: the club's usernames by their casefolded selves."""
     username_field = User._meta.get_field("username")
     errors, seen = [], {}
     # Every name in use, folded as accounts.forms compares them, and the list's own.
     names = {fold(user.name): user.name for user in User.objects.all()}
-    # One account per username whatever its case, as the admin's creation form has it.
-    wanted = {row[1].lower() for row in rows if len(row) > 1}
-    taken = User.objects.alias(folded=Lower("username")).filter(folded__in=wanted)
-    existing = {username.lower(): username for username in taken.values_list("username", flat=True)}
     for row in rows:
         line = row[0]
         if len(row) != 3:
@@ -118,17 +140,18 @@ def club_problems(rows) -> list[str]:
             )
         else:
             errors += _name_problems(line, display_name, names)
-        if other := existing.get(username.lower()):
+        # One account per username whatever its case, since log-in ignores it.
+        if other := existing.get(username.casefold()):
             errors.append(
                 _("Línea %(line)s: el usuario «%(username)s» ya está registrado.")
                 % {"line": line, "username": other}
             )
-        if username.lower() in seen:
+        if username.casefold() in seen:
             errors.append(
                 _("Línea %(line)s: «%(username)s» ya aparece en la línea %(first)s.")
-                % {"line": line, "username": username, "first": seen[username.lower()]}
+                % {"line": line, "username": username, "first": seen[username.casefold()]}
             )
-        seen.setdefault(username.lower(), line)
+        seen.setdefault(username.casefold(), line)
     return errors
 
 
@@ -150,11 +173,15 @@ def _name_problems(line, display_name, names):
 
 def club_register(rows) -> list[tuple[User, str]]:
     """Register a player per row, each with a temporary password to change at the first
-    log-in; return (player, password) pairs. All or none: ValidationError listing every
+    log-in; return (player, password) pairs. A row without a username gets one made from
+    its display name (with_usernames). All or none: ValidationError listing every
     problem, and nobody registered, if any row is bad."""
     try:
         with transaction.atomic():
-            if errors := club_problems(rows):
+            usernames = User.objects.values_list("username", flat=True)
+            existing = {username.casefold(): username for username in usernames}
+            rows = with_usernames(rows, existing)
+            if errors := club_problems(rows, existing):
                 raise ValidationError(errors, code="invalid")
             issued = []
             for _line, username, display_name in rows:

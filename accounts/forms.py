@@ -118,6 +118,15 @@ class LoginForm(AuthenticationForm):
     to record the attempt (a 500 on PostgreSQL).
     """
 
+    # The username is matched in any case (accounts.security.UsernameAnyCaseBackend).
+    error_messages = {
+        **AuthenticationForm.error_messages,
+        "invalid_login": gettext_lazy(
+            "Escribe un %(username)s y una contraseña correctos. Ten en cuenta que la"
+            " contraseña distingue mayúsculas y minúsculas; el usuario, no."
+        ),
+    }
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         field = self.fields["username"]

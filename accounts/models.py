@@ -8,7 +8,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from accounts.names import fold
+from accounts.names import fold, free_username, plain_username
 
 # A temporary password is typed from a printed sheet on a phone's keyboard: lowercase
 # letters and digits, none that reads as another (l/1, o/0), in hyphenated groups of five.
@@ -93,6 +93,33 @@ class User(AbstractUser):
     def name(self) -> str:
         """What the UI shows for this player: the display name, else the username."""
         return self.display_name or self.username
+
+
+def usernames_like(username: str, pk=None) -> list[str]:
+    """The usernames of the players other than pk that are username whatever its case
+    («Íñigo» is «íñigo»), the one spelled exactly so first. Compared in Python: SQLite's
+    LIKE and LOWER, and PostgreSQL's under the C locale, fold only ASCII letters."""
+    others = User.objects.exclude(pk=pk)
+    if username.isascii():
+        others = others.filter(username__iexact=username)
+    wanted = username.casefold()
+    found = others.values_list("username", flat=True).iterator()
+    return sorted((name for name in found if name.casefold() == wanted), key=username.__ne__)
+
+
+# A suggested username when a display name has no letter or digit a keyboard types.
+PLAIN_USERNAME = "jugador"
+
+
+def suggested_username(display_name: str, pk=None) -> str:
+    """A username for a player called display_name that no other player (than pk) has,
+    case aside, and any keyboard types: «María José» is «mariajose», or «mariajose2»
+    if that is taken."""
+    base = plain_username(display_name)[:140] or PLAIN_USERNAME
+    # base is ASCII: both databases compare it without case.
+    alike = User.objects.exclude(pk=pk).filter(username__istartswith=base)
+    taken = {name.casefold() for name in alike.values_list("username", flat=True)}
+    return free_username(base, taken)
 
 
 def same_name(name, pk=None) -> User | None:

@@ -177,6 +177,28 @@ def latin_lookalike(char: str) -> str:
     return char
 
 
+# What a suggested username keeps besides lowercase ASCII letters and digits: what Django's
+# usernames allow and a phone's keyboard has at hand.
+USERNAME_MARKS = frozenset(".-_")
+
+
+def plain_username(text: str) -> str:
+    """text as a username that any keyboard types: lowercase ASCII letters and digits, and
+    «.», «-» or «_»; accents left off the letters, spaces and anything else left out.
+    «María José» is «mariajose», «Íñigo» «inigo»."""
+    decomposed = unicodedata.normalize("NFKD", text).casefold()
+    return "".join(c for c in decomposed if (c.isascii() and c.isalnum()) or c in USERNAME_MARKS)
+
+
+def free_username(base: str, taken) -> str:
+    """base, or base2, base3... : the first that is not in taken (casefolded usernames)."""
+    candidate, n = base, 1
+    while candidate.casefold() in taken:
+        n += 1
+        candidate = f"{base}{n}"
+    return candidate
+
+
 def sort_key(name: str) -> tuple[str, str]:
     """A key that puts names in Spanish alphabetical order, as every list of players is
     shown: case and accents aside («Ángela» beside «Ana»), but «ñ» a letter of its own

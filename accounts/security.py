@@ -1,4 +1,44 @@
+from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.contrib.auth.backends import ModelBackend
+from django.views.decorators.debug import sensitive_variables
+
+from accounts.models import usernames_like
+
+
+class UsernameAnyCaseBackend(ModelBackend):
+    """Django's log-in, with the username typed in any case: «Íñigo» logs in as «íñigo»,
+    since no two accounts' usernames differ only by it (accounts.admin and accounts.club
+    refuse that)."""
+
+    @sensitive_variables("password")
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        username = account_username(username)
+        return super().authenticate(request, username=username, password=password, **kwargs)
+
+    @sensitive_variables("password")
+    async def aauthenticate(self, request, username=None, password=None, **kwargs):
+        username = await sync_to_async(account_username)(username)
+        return await super().aauthenticate(request, username=username, password=password, **kwargs)
+
+
+def account_username(typed: str | None) -> str | None:
+    """The username of the account typed stands for, case aside; where two registered
+    before that was refused differ only by it, the one spelled exactly so, or none."""
+    if typed is None:
+        return None
+    like = usernames_like(typed)
+    return like[0] if len(like) == 1 or (like and like[0] == typed) else typed
+
+
+def lockout_username(request, credentials=None) -> str | None:
+    """The username a log-in attempt counts against (AXES_USERNAME_CALLABLE), whatever its
+    case: «Ana», «ANA» and «ana» are one account, so their failures add up."""
+    if credentials:
+        username = credentials.get(settings.AXES_USERNAME_FORM_FIELD)
+    else:
+        username = getattr(request, "data", request.POST).get(settings.AXES_USERNAME_FORM_FIELD)
+    return username.casefold() if isinstance(username, str) else username
 
 
 def client_ip(request) -> str:

@@ -218,7 +218,8 @@ AUTH_USER_MODEL = "accounts.User"
 AUTHENTICATION_BACKENDS = [
     # First, so a locked-out username and address never reach the password check.
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's, with the username in any case.
+    "accounts.security.UsernameAnyCaseBackend",
 ]
 
 # Log-in throttling: 5 failures for one username from one address lock both out
@@ -230,6 +231,7 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_LOCKOUT_TEMPLATE = "registration/lockout.html"
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "accounts.security.client_ip"
+AXES_USERNAME_CALLABLE = "accounts.security.lockout_username"
 # Its records are in the admin as proxies of its models, which name them in Spanish, in a
 # section of their own (the accesses app), rather than as axes registers them.
 AXES_ENABLE_ADMIN = False
@@ -266,6 +268,8 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # Files browsers ask for at the site root (favicon.ico), served by WhiteNoise.
 WHITENOISE_ROOT = BASE_DIR / "public"
+# WhiteNoise's own table lacks the web app manifest's type (browsers warn on another).
+WHITENOISE_MIMETYPES = {".webmanifest": "application/manifest+json"}
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

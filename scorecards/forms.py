@@ -203,6 +203,13 @@ class HistoryFilterForm(PeriodForm):
     )
     modalidad = mode_field()
 
+    def __init__(self, *args, me=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if me is not None:
+            # Every game of my history is with me: «Con» offers the others.
+            field = self.fields["jugador"]
+            field.queryset = field.queryset.exclude(pk=me.pk)
+
     def filter(self, cards, me):
         """Narrow a queryset of my cards by the valid filters; invalid ones are ignored."""
         if not self.is_valid():

@@ -232,9 +232,11 @@ def rematch_seating(finished) -> list:
 
 
 def scorecard_rematch(*, scorecard_id, user) -> Rematch:
-    """A new card for a finished game, organized by user (its organizer or a player):
-    the same players in the same mode, the next one starting (the second seat first, the
-    first last). Only one per game: whoever comes later gets the card made first."""
+    """A new card for a finished game, tapped by user (its organizer or a player): the same
+    players in the same mode, the next one starting (the second seat first, the first
+    last), and the same organizer, whoever taps, so the phone that scored the game scores
+    the next one (user only if that organizer may no longer log in). Only one per game:
+    whoever comes later gets the card made first."""
     finished = Scorecard.objects.for_user(user).with_seats().filter(pk=scorecard_id).first()
     if finished is None:
         raise Http404
@@ -249,10 +251,11 @@ def scorecard_rematch(*, scorecard_id, user) -> Rematch:
         return Rematch(made, made=False)
     players = rematch_seating(finished)
     check_seatable(players)
+    organizer = finished.organizer if finished.organizer.is_active else user
     try:
         with transaction.atomic():
             scorecard = Scorecard.objects.create(
-                organizer=user, mode=finished.mode, rematch_of=finished
+                organizer=organizer, mode=finished.mode, rematch_of=finished
             )
             Seat.objects.bulk_create(
                 Seat(scorecard=scorecard, player=p, order=i) for i, p in enumerate(players)

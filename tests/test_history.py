@@ -165,6 +165,19 @@ def test_history_filters_by_another_player(ana_client, ana, ben):
     assert f"/tarjetas/{with_ben.pk}/" not in response.text
 
 
+def test_the_con_filter_leaves_out_the_viewer(ana_client, ana, ben):
+    """Every game of Ana's history is with Ana: «Con» offers the others, and asking for
+    her own games with herself is refused as any unknown player is."""
+    finalized_games([ana, ben], 1)
+    response = ana_client.get(reverse("history"))
+    offered = list(response.context["form"].fields["jugador"].queryset)
+    assert ben in offered
+    assert ana not in offered
+    assert f'<option value="{ana.pk}"' not in response.text
+    response = ana_client.get(reverse("history"), {"jugador": ana.pk})
+    assert "Ese jugador no existe." in response.text
+
+
 def test_history_filters_by_date_range(ana_client, ana, ben):
     start = timezone.now() - timedelta(days=30)
     cards = finalized_games([ana, ben], 10, start=start)

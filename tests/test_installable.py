@@ -45,3 +45,24 @@ def test_the_favicon_is_served_at_the_root(client, db):
     response = client.get("/favicon.ico")
     assert response.status_code == 200
     assert b"".join(response.streaming_content)[:4] == b"\x00\x00\x01\x00"
+
+
+def test_the_manifest_is_served_as_a_web_app_manifest(client, db):
+    """Browsers expect application/manifest+json; WhiteNoise's own table has no type for it
+    (application/octet-stream)."""
+    page = client.get(reverse("login")).text
+    url = page.split('<link rel="manifest" href="')[1].split('"')[0]
+    response = client.get(url)
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/manifest+json"
+    manifest = json.loads(b"".join(response.streaming_content))
+    assert manifest["short_name"] == "Dados"
+
+
+def test_the_manifest_and_the_log_in_page_say_both_ways_of_playing(client, db):
+    manifest = json.loads((STATIC / "manifest.webmanifest").read_text())
+    for words in (manifest["name"], manifest["description"]):
+        assert "dados físicos" in words
+        assert "virtuales" in words
+    lead = client.get(reverse("login")).text
+    assert "con dados físicos, o juégalas con los dados virtuales de la app" in lead

@@ -98,3 +98,47 @@ def test_the_forced_change_is_announced_as_something_to_do_not_a_success(server,
     assert colours["notice"][0] != colours["success"][0]
     assert colours["notice"][1] != colours["success"][1]
     context.close()
+
+
+def test_a_mismatch_below_the_fold_is_summed_up_at_the_top_with_a_link_to_its_field(
+    server, browser
+):
+    """The change with the old password is taller than a phone: its errors are said at the
+    top too, focused, each a link to its field."""
+    from tests.browsing import log_in
+    from tests.factories import PASSWORD
+
+    UserFactory(username="ana", display_name="Ana")
+    context = browser.new_context(
+        viewport={"width": 360, "height": 740}, base_url=server, locale="es-ES"
+    )
+    page = context.new_page()
+    try:
+        log_in(page, "ana")
+        page.goto("/contrasena/")
+        page.locator("#id_old_password").fill(PASSWORD)
+        page.locator("#id_new_password1").fill("dados-de-la-pena")
+        page.locator("#id_new_password2").fill("dados-de-la-pene")
+        page.locator("main form button[type=submit]").click()
+        summary = page.locator(".error-summary")
+        summary.wait_for()
+        screenshot(page, ARTIFACTS / "password-change-summary-360.png")
+        assert summary.evaluate("e => e === document.activeElement")
+        box = summary.bounding_box()
+        assert box["y"] >= 0
+        assert box["y"] + box["height"] <= 740
+        # The error under its field is out of sight on a 740 px high phone.
+        assert page.locator("#id_new_password2_error").bounding_box()["y"] > 740
+        link = summary.get_by_role("link")
+        assert link.count() == 1
+        assert link.inner_text() == (
+            "Contraseña nueva (confirmación): Los dos campos de contraseña no coinciden."
+        )
+        link.click()
+        field = page.locator("#id_new_password2")
+        page.wait_for_url(re.compile(r"#id_new_password2$"))
+        top = field.bounding_box()["y"]
+        assert 0 <= top < 740
+        screenshot(page, ARTIFACTS / "password-change-summary-link-360.png")
+    finally:
+        context.close()

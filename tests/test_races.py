@@ -213,6 +213,7 @@ def test_two_players_tapping_revancha_at_once_make_one_card(flushable_db, ana, b
     assert [answer.scorecard.pk for answer in answers] == [rematch.pk] * 2
     assert sorted(answer.made for answer in answers) == [False, True]
     assert list(rematch.seats.values_list("player", flat=True)) == [ben.pk, ana.pk]
+    assert rematch.organizer == organizer  # whichever tap won
     assert Scorecard.objects.count() == 2
 
 

@@ -98,22 +98,63 @@ def test_who_starts_again_is_the_order_page_with_the_same_players_and_mode(
 # The tap
 
 
-def test_a_player_taps_and_organizes_the_next_game_the_next_player_starting(
-    ana_client, finished, ana
+def test_a_player_taps_and_the_organizer_organizes_the_next_game_the_next_player_starting(
+    ana_client, finished, organizer
 ):
+    """Olga held the scoring phone: whoever taps «Revancha», the next card is hers to
+    score, not the tapper's."""
     response = rematch(ana_client, finished)
     new = Scorecard.objects.exclude(pk=finished.pk).get()
     assert response.status_code == 302
     assert response["Location"] == reverse("scorecard", args=[new.pk])
-    assert new.organizer == ana
+    assert new.organizer == organizer
     assert new.rematch_of == finished
     assert new.mode == finished.mode == Scorecard.PRESENCIAL
     assert not new.is_finalized
     assert seating(new) == ["ben", "carla", "ana"]
     assert all(value is None for seat in new.seats.all() for value in seat.scores.values())
     page = ana_client.get(response["Location"])
-    assert "Revancha: nueva tarjeta con los mismos jugadores." in page.text
-    assert "Descartar tarjeta" in page.text  # hers to organize
+    assert (
+        "Revancha: nueva tarjeta con los mismos jugadores; la organiza \u2068Olga\u2069."
+        in page.text
+    )
+    assert "Se actualiza sola." in seen(page.text)  # Ana watches it
+    assert "Descartar tarjeta" not in seen(page.text)
+
+
+def test_a_players_tap_makes_the_card_the_organizers_tap_would(client, organizer, ana, ben):
+    made = {}
+    for tapper in (organizer, ana):
+        card = make_scorecard(organizer, [ana, ben])
+        finalize(card)
+        client.force_login(tapper)
+        rematch(client, card)
+        new = Scorecard.objects.get(rematch_of=card)
+        made[tapper.username] = (new.organizer, new.mode, seating(new))
+    assert made["ana"] == made["org"] == (organizer, Scorecard.PRESENCIAL, ["ben", "ana"])
+
+
+def test_the_organizer_taps_after_a_player_and_scores_the_same_card(client, finished, ana):
+    client.force_login(ana)
+    made = rematch(client, finished)["Location"]
+    client.force_login(finished.organizer)
+    response = rematch(client, finished)
+    assert response["Location"] == made
+    assert Scorecard.objects.filter(rematch_of=finished).count() == 1
+    page = client.get(made).text
+    assert "Ya había una revancha de esta partida: es esta." in page
+    assert "Descartar tarjeta" in seen(page)  # hers to organize
+
+
+def test_an_organizer_who_can_no_longer_log_in_leaves_the_rematch_to_the_tapper(
+    ana_client, finished, organizer, ana
+):
+    organizer.is_active = False
+    organizer.save()
+    rematch(ana_client, finished)
+    assert Scorecard.objects.get(rematch_of=finished).organizer == ana
+    page = ana_client.get(reverse("scorecard", args=[finished.rematches.get().pk])).text
+    assert "Revancha: nueva tarjeta con los mismos jugadores." in page
 
 
 def test_the_organizer_taps_and_organizes_it_again(org_client, finished, organizer):
@@ -130,7 +171,7 @@ def test_a_digital_game_gets_a_digital_rematch(client, ana, ben):
     rematch(client, card)
     new = Scorecard.objects.get(rematch_of=card)
     assert new.mode == Scorecard.DIGITAL
-    assert new.organizer == ben
+    assert new.organizer == ana
     assert seating(new) == ["ben", "ana"]
 
 
@@ -173,8 +214,14 @@ def test_another_player_tapping_later_watches_the_first_ones_card(client, finish
 
 
 def test_the_organizer_who_did_not_play_is_told_who_organizes_it(client, finished, organizer, ana):
+    """Ana made the rematch while Olga's account was deactivated: back, Olga finds it is
+    Ana's."""
+    organizer.is_active = False
+    organizer.save()
     client.force_login(ana)
     rematch(client, finished)
+    organizer.is_active = True
+    organizer.save()
     client.force_login(organizer)
     response = rematch(client, finished)
     # Not a player of the rematch: it does not exist for them, so they stay on the game.
@@ -189,10 +236,10 @@ def test_to_htmx_the_rematch_is_a_whole_page_redirect(ana_client, finished):
     assert response["HX-Redirect"] == reverse("scorecard", args=[new.pk])
 
 
-def test_a_discarded_rematch_leaves_room_for_another(ana_client, finished, ana):
+def test_a_discarded_rematch_leaves_room_for_another(ana_client, finished, organizer):
     rematch(ana_client, finished)
     first = Scorecard.objects.get(rematch_of=finished)
-    services.scorecard_discard(scorecard_id=first.pk, author=ana)
+    services.scorecard_discard(scorecard_id=first.pk, author=organizer)
     rematch(ana_client, finished)
     again = Scorecard.objects.get(rematch_of=finished)
     assert again.pk != first.pk

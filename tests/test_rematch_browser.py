@@ -39,31 +39,53 @@ def _no_sideways_scroll(page) -> dict:
     )
 
 
-def test_revancha_lands_on_the_new_card_with_the_next_player_first(browser, server, table):
+def test_a_player_taps_revancha_and_the_organizer_enters_the_first_box(browser, server, table):
+    """Ana taps «Revancha» on her phone; Olga, who scored the game on hers, taps it too and
+    scores the new card: the rematch is still hers."""
     olga, players = table
     finished = services.scorecard_create(organizer=olga, players=players)
     fill(finished)
     services.scorecard_finalize(scorecard_id=finished.pk, author=olga)
     context, page = _phone(browser, server, "ana")
+    olga_context, olga_page = _phone(browser, server, "olga")
     try:
         page.goto(f"/tarjetas/{finished.pk}/")
+        olga_page.goto(f"/tarjetas/{finished.pk}/")
         button = page.get_by_role("button", name="Revancha")
         assert button.bounding_box()["height"] >= 44
         screenshot(page, ARTIFACTS / "rematch-360-finished.png")
         button.click()
         page.wait_for_url(re.compile(r"/tarjetas/\d+/$"))
         new = Scorecard.objects.get(rematch_of=finished)
+        assert new.organizer == olga
         assert page.url.endswith(f"/tarjetas/{new.pk}/")
-        assert "Revancha: nueva tarjeta con los mismos jugadores." in page.inner_text(".messages")
+        assert page.inner_text(".messages") == (
+            "Revancha: nueva tarjeta con los mismos jugadores; la organiza \u2068Olga\u2069."
+        )
         heads = page.locator("#row-players th .long").all_inner_texts()
         assert heads == ["Ben", "Carla", "Ana"]
         assert "le toca a Ben" in page.inner_text("#turn")
-        # Ana organizes it: the boxes are hers to write.
-        assert page.locator('a.cell[aria-label="Unos — Ben: sin anotar"]').count() == 1
+        # Ana follows it: no box is hers to write.
+        assert page.locator("a.cell:visible").count() == 0
         assert _no_sideways_scroll(page)["page"] <= 360
-        screenshot(page, ARTIFACTS / "rematch-360-new-card.png")
+        screenshot(page, ARTIFACTS / "rematch-360-new-card-player.png")
+
+        olga_page.get_by_role("button", name="Revancha").click()
+        olga_page.wait_for_url(re.compile(rf"/tarjetas/{new.pk}/$"))
+        assert "Ya había una revancha de esta partida: es esta." in olga_page.inner_text(
+            ".messages"
+        )
+        olga_page.locator('a.cell[aria-label="Unos — Ben: sin anotar"]').click()
+        olga_page.locator("#picker-dialog[open]").wait_for()
+        olga_page.locator('#picker button[name="value"][value="3"]').first.click()
+        olga_page.locator('a.cell[aria-label="Unos — Ben: 3"]').wait_for()
+        screenshot(olga_page, ARTIFACTS / "rematch-360-new-card-organizer.png")
+        # On the server, and on Ana's phone, which follows the card.
+        assert new.seats.get(player__username="ben").ones == 3
+        page.locator("span.cell.not-manager:visible", has_text="Unos — Ben: 3").wait_for()
     finally:
         context.close()
+        olga_context.close()
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

@@ -39,6 +39,42 @@ def test_every_template_string_is_marked_for_translation(template):
     assert bare_text((TEMPLATES / template).read_text()) == []
 
 
+TRANSLATE = re.compile(r'\{% translate "((?:[^"\\]|\\.)*)"')
+BLOCK = re.compile(r"\{% blocktranslate\b[^%]*%\}(.*?)\{% endblocktranslate %\}", re.S)
+
+
+def looked_up(source: str) -> list[str]:
+    """The msgids Django looks a template's translate and blocktranslate tags up by: each
+    «%» of their text doubled (as makemessages writes it), each variable as %(name)s."""
+    found = [text.replace("%", "%%") for text in TRANSLATE.findall(source)]
+    for body in BLOCK.findall(source):
+        # The singular: the entry's msgid (its plural is msgid_plural).
+        singular = body.split("{% plural %}")[0]
+        found.append(re.sub(r"\{\{\s*(\w+)\s*\}\}", r"%(\1)s", singular.replace("%", "%%")))
+    return found
+
+
+def test_the_template_messages_are_found_as_django_looks_them_up():
+    """A template's «%» is doubled when its message is looked up: an entry written with one
+    is never found, and the page stays in Spanish («El servidor no ha guardado el cambio
+    (error %(status)s)» did). The admin's templates also use Django's own catalog."""
+    msgids = {msgid for _flags, msgid, _strings in po_entries()}
+    sources = [p for p in TEMPLATES.rglob("*.html") if "admin" not in p.parts]
+    messages = [message for path in sources for message in looked_up(path.read_text())]
+    assert any("%%" in message for message in messages)  # «% de victorias»
+    assert len(messages) > 300
+    assert [message for message in messages if message not in msgids] == []
+
+
+@pytest.mark.django_db
+def test_the_failed_write_message_is_in_english_for_an_english_page(client):
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    page = client.get("/entrar/").text
+    assert 'data-failed="The server did not save the change (error %(status)s). Try again."' in (
+        page
+    )
+
+
 def test_every_message_has_an_english_translation():
     entries = po_entries()
     assert len(entries) > 200

@@ -40,7 +40,7 @@ def home(request):
 def _my_games(request):
     """The finalized games I played or organized, filtered as the request asks, newest
     first, each with its seats and players."""
-    form = HistoryFilterForm(request.GET or None)
+    form = HistoryFilterForm(request.GET or None, me=request.user)
     cards = form.filter(Scorecard.objects.involving(request.user).finalized(), request.user)
     return form, cards.with_seats().order_by("-finalized_at", "-pk")
 

@@ -304,12 +304,19 @@ def rematch(request, pk):
     """«Revancha»: a new card for a finished game's players (services.scorecard_rematch);
     a second tap, or another player's, goes to the one made first."""
     scorecard, made = services.scorecard_rematch(scorecard_id=pk, user=request.user)
-    if made:
+    if made and scorecard.organizer_id == request.user.pk:
         messages.success(request, _("Revancha: nueva tarjeta con los mismos jugadores."))
+    elif made:
+        messages.success(
+            request,
+            _("Revancha: nueva tarjeta con los mismos jugadores; la organiza %(name)s.")
+            % {"name": isolate_text(scorecard.organizer.name)},
+        )
     elif Scorecard.objects.for_user(request.user).filter(pk=scorecard.pk).exists():
         messages.info(request, _("Ya había una revancha de esta partida: es esta."))
     else:
-        # The game's organizer, who did not play: the players' rematch is theirs alone.
+        # The game's organizer, who did not play, once a player made the rematch while
+        # they could not log in: that rematch is its players' alone.
         messages.info(
             request,
             _("%(name)s ya organiza la revancha de esta partida.")

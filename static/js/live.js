@@ -96,9 +96,12 @@ export function swapAnswer(answer) {
   htmx.swap(sheet, answer.text, {swapStyle: style}, {eventInfo: {target: sheet}});
 }
 
+// «Sin conexión» goes once the card is heard from, unless the browser still has no network.
+const heardOnline = () => navigator.onLine && hideError({kind: "offline-poll"});
+
 // A patch from the stream, as a poll's answer would bring it.
 function patched(message) {
-  hideError({kind: "offline-poll"});
+  heardOnline();
   const patch = JSON.parse(message.data);
   const what = applies({base: patch.base, to: message.lastEventId || null});
   if (what === "drop") return;
@@ -157,7 +160,7 @@ function opened(event) {
   state.streaming = true;
   pollEvery();
   // What moved while it was closed, it brings: it opens from the version the page shows.
-  hideError({kind: "offline-poll"});
+  heardOnline();
   if (source.dadosFollows) return;  // the browser reconnected it: its listeners stay
   source.dadosFollows = true;
   source.addEventListener("patch", patched);
@@ -219,7 +222,10 @@ function beforeRequest(event) {
   const config = event.detail.requestConfig;
   const source = config ? config.elt : null;
   if (isPoll(source)) {
-    if (state.writing > 0) {
+    if (!navigator.onLine) {  // it could only fail, an error htmx logs: say so instead
+      event.preventDefault();
+      showError("offline-poll");
+    } else if (state.writing > 0) {
       state.missed = Math.max(state.missed, heard(((config.triggeringEvent || {}).detail || {}).version));
       event.preventDefault();
     }
@@ -254,7 +260,7 @@ function beforeOnLoad(event) {
   // unless the page moved past them.
   const what = applies(said);
   if (what === "apply" || (said.base === null && !isPoll(event.detail.elt) && said.version === null)) {
-    if (xhr.status < 400) hideError({kind: "offline-poll"});
+    if (xhr.status < 400) heardOnline();
     return;
   }
   event.preventDefault();

@@ -53,6 +53,15 @@ function needsNetwork(event) {
   showError("needs-network");
 }
 
+// A page that works without JavaScript works with it: a link or form whose htmx answer has
+// nowhere to go here (the finalize confirmation's or a box's own page, without the card's
+// sheet) is left to the browser, as if there were no htmx.
+function withoutTarget(event) {
+  const elt = event.type === "submit" ? event.target : event.target.closest && event.target.closest("a[href]");
+  const target = elt && elt.getAttribute("hx-target");
+  if (target && target.startsWith("#") && !document.querySelector(target)) event.stopPropagation();
+}
+
 // Logging out with writes still kept: they stay on this phone for their user, who is
 // asked first.
 function loggingOut(event) {
@@ -89,5 +98,7 @@ export function start() {
   document.addEventListener("click", needsNetwork, true);
   document.addEventListener("submit", needsNetwork, true);
   document.addEventListener("submit", loggingOut, true);
+  document.addEventListener("click", withoutTarget, true);
+  document.addEventListener("submit", withoutTarget, true);
   register();
 }

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from accounts.club import club_register, club_rows
+from accounts.club import club_register, club_rows, hard_to_type
 
 
 class Command(BaseCommand):
@@ -32,3 +32,8 @@ class Command(BaseCommand):
         )
         for user, password in issued:
             self.stdout.write(f"{user.username}\t{user.display_name}\t{password}")
+        for user, plain in hard_to_type(user for user, _password in issued):
+            self.stderr.write(
+                f"«{user.username}» lleva acentos u otros signos que no todos los teclados"
+                f" escriben, y habrá que escribirlos igual al entrar; sin ellos sería «{plain}»."
+            )
