@@ -64,6 +64,7 @@ MODULES = (
     "messages",
     "picker",
     "turn",
+    "seating",
     "page",
 )
 
