@@ -389,3 +389,17 @@ def test_the_organizers_pickers_are_the_same_for_every_card_and_rendered_once(cl
         english = copies.findall(page(client, first))
     assert english != found[0]
     assert "Cancel" in english[0]
+
+
+def test_the_phones_words_of_issue_58_speak_english(client, card, organizer, ana, ben, settings):
+    """«Deshacer»'s latest change, the own column's «tú» and what followers hear, in English."""
+    enter(card, seat_of(card, ana), organizer, ones=3)
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    client.force_login(organizer)
+    html = page(client, card)
+    said = re.search(r'<p id="undo-last">(.*?)</p>', html, re.S)[1]
+    assert text_of(said) == "Last change: Ones of Ana, not scored → 3"
+    client.force_login(ben)
+    html = page(client, card)
+    assert 'content: "you" / ""' in html
+    assert 'data-announce-mine="Olga scored 3 in Ones for Ana. Round 1 of 13 · your turn"' in html

@@ -34,14 +34,24 @@ def table(olga, n):
     return services.scorecard_create(organizer=olga, players=players)
 
 
-def phone(server, browser, username, card, *, language="es-ES"):
-    context = browser.new_context(
-        viewport={"width": 360, "height": 740}, base_url=server, locale=language
-    )
-    page = context.new_page()
-    log_in(page, username)
-    page.goto(f"/tarjetas/{card.pk}/")
-    return page
+@pytest.fixture
+def phone(server, browser):
+    """A 360 px phone, in Spanish, logged in as username and showing the card."""
+    contexts = []
+
+    def open_phone(username, card):
+        context = browser.new_context(
+            viewport={"width": 360, "height": 740}, base_url=server, locale="es-ES"
+        )
+        contexts.append(context)
+        page = context.new_page()
+        log_in(page, username)
+        page.goto(f"/tarjetas/{card.pk}/")
+        return page
+
+    yield open_phone
+    for context in contexts:
+        context.close()
 
 
 def on_screen(page, locator) -> bool:
@@ -59,12 +69,12 @@ def uncovered(locator) -> bool:
     )
 
 
-def test_deshacer_is_on_screen_while_the_last_rows_are(server, browser, olga):
+def test_deshacer_is_on_screen_while_the_last_rows_are(phone, olga):
     card = table(olga, 6)
     seats = list(card.seats.all())
     enter(card, seats[0], olga, ones=3)
     enter(card, seats[1], olga, full_house=25)
-    page = phone(server, browser, "olga", card)
+    page = phone("olga", card)
     undo = page.get_by_role("button", name="↶ Deshacer")
     # With the words of the change it would undo.
     expect(page.locator("#undo-last")).to_have_text("Último cambio: Full de Olga Ruiz, sin anotar → 25")
@@ -87,9 +97,9 @@ def test_deshacer_is_on_screen_while_the_last_rows_are(server, browser, olga):
     screenshot(page, SHOTS / "undo-bar-undone-360.png")
 
 
-def test_a_followers_own_column_is_marked_by_their_page(server, browser, olga):
+def test_a_followers_own_column_is_marked_by_their_page(phone, olga):
     card = table(olga, 6)
-    lucia = phone(server, browser, "p2", card)
+    lucia = phone("p2", card)
     heads = lucia.locator("#row-players th")
     after = "h => getComputedStyle(h, '::after').content"
     assert "tú" in heads.nth(3).evaluate(after)
@@ -102,15 +112,15 @@ def test_a_followers_own_column_is_marked_by_their_page(server, browser, olga):
     SHOTS.mkdir(exist_ok=True)
     screenshot(lucia, SHOTS / "own-column-360.png")
     # The organizer, who has no seat, has no column of their own.
-    organizer = phone(server, browser, "olga", card)
+    organizer = phone("olga", card)
     heads = organizer.locator("#row-players th")
     assert all(heads.nth(i).evaluate(after) == "none" for i in range(7))
 
 
 @pytest.mark.parametrize("n", [3, 6])
-def test_the_names_have_the_labels_room_on_a_phone(server, browser, olga, n):
+def test_the_names_have_the_labels_room_on_a_phone(phone, olga, n):
     card = table(olga, n)
-    page = phone(server, browser, "p1", card)
+    page = phone("p1", card)
     SHOTS.mkdir(exist_ok=True)
     screenshot(page, SHOTS / f"names-{n}-players-360.png")
     # Every name's heading shows all of its letters: none cut («Maximil…»).
@@ -136,12 +146,12 @@ def test_the_names_have_the_labels_room_on_a_phone(server, browser, olga, n):
     assert fits == 0
 
 
-def test_a_finished_card_offers_no_seguir_en_el_movil(server, browser, olga):
+def test_a_finished_card_offers_no_seguir_en_el_movil(phone, olga):
     card = table(olga, 2)
     fill(card)
     card.version += 1
     card.save(update_fields=["version"])
-    lucia = phone(server, browser, "p1", card)
+    lucia = phone("p1", card)
     expect(lucia.locator("#follow-phone")).to_be_visible()
     services.scorecard_finalize(scorecard_id=card.pk, author=olga)
     expect(lucia.locator("#sheet .result")).to_be_visible(timeout=8000)
@@ -150,11 +160,11 @@ def test_a_finished_card_offers_no_seguir_en_el_movil(server, browser, olga):
     screenshot(lucia, SHOTS / "finished-no-follow-360.png")
 
 
-def test_a_physical_cards_followers_hear_each_change_once(server, browser, olga):
+def test_a_physical_cards_followers_hear_each_change_once(phone, olga):
     card = table(olga, 2)
     seats = list(card.seats.all())
-    maxi, lucia = phone(server, browser, "p0", card), phone(server, browser, "p1", card)
-    organizer = phone(server, browser, "olga", card)
+    maxi, lucia = phone("p0", card), phone("p1", card)
+    organizer = phone("olga", card)
     for page in (maxi, lucia):
         # Every text the live region is given, as a screen reader would hear it.
         page.evaluate(
@@ -181,3 +191,19 @@ def test_a_physical_cards_followers_hear_each_change_once(server, browser, olga)
     # not read out.
     expect(organizer.locator("#turn-status")).to_be_hidden()
     assert organizer.locator("#turn-status").evaluate("s => getComputedStyle(s).display") == "none"
+
+
+def test_the_players_qr_panel_leaves_the_servers_hint_to_the_organizer(
+    phone, server, olga, settings
+):
+    settings.SITE_URL = server  # localhost: the other phones cannot open it
+    card = table(olga, 2)
+    for who, said in (("p1", "avisa a quien organiza"), ("olga", "make run HOST=0.0.0.0")):
+        page = phone(who, card)
+        page.locator("#follow-phone summary").click()
+        notice = page.locator("#follow-qr .alert")
+        expect(notice).to_contain_text(said)
+        if who == "p1":
+            assert "make run" not in notice.inner_text()
+        SHOTS.mkdir(exist_ok=True)
+        screenshot(page, SHOTS / f"qr-panel-{'player' if who == 'p1' else 'organizer'}-360.png")

@@ -227,10 +227,12 @@ def test_deshacer_says_what_it_undid_beside_it(phones):
     olga.get_by_role("button", name="↶ Deshacer").click()
     said = olga.get_by_role("status").filter(has_text="Deshecho:")
     expect(said).to_have_text("Deshecho: Unos de Ana, 3 → sin anotar")
-    # Right under the button, not only further down in «Últimos cambios».
+    # Beside the button, in its bar, not only further down in «Últimos cambios».
     button = olga.get_by_role("button", name="↶ Deshacer").bounding_box()
     box = said.bounding_box()
-    assert 0 <= box["y"] - (button["y"] + button["height"]) < 120, (button, box)
+    assert box["x"] >= button["x"] + button["width"], (button, box)
+    assert abs(box["y"] + box["height"] / 2 - button["y"] - button["height"] / 2) < 22
+    assert said.evaluate("s => s.closest('#undo-bar') !== null")
     screenshot(olga, ARTIFACTS / "one-card-undone-360.png")
     # Ana's phone follows the card, and the organizer's word is not hers.
     expect(ana.locator("#row-total td").first).to_have_text("0", timeout=3000)

@@ -88,6 +88,13 @@ def test_how_to_serve_the_phones_is_said_to_the_organizer_and_staff_only(
         assert "arranca Dados con <code>make run HOST=0.0.0.0</code>" in text
 
 
+def test_the_players_notice_speaks_english(ana_client, card, settings):
+    settings.SITE_URL = "http://127.0.0.1:8000"
+    ana_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    text = html.unescape(ana_client.get(reverse("scorecard_qr", args=[card.pk])).text)
+    assert "Other phones cannot open this address: tell whoever organizes the game." in text
+
+
 def test_the_card_page_offers_the_qr_before_its_sheet(org_client, card):
     page = org_client.get(reverse("scorecard", args=[card.pk])).text
     assert page.index('id="follow-phone"') < page.index('id="sheet"')

@@ -23,18 +23,28 @@ def club(db):
     return [UserFactory(username=name.lower(), display_name=name) for name in NAMES]
 
 
-def order_page(server, browser, players, *, javascript=True, query=""):
-    context = browser.new_context(
-        viewport={"width": 360, "height": 740},
-        base_url=server,
-        locale="es-ES",
-        java_script_enabled=javascript,
-    )
-    page = context.new_page()
-    log_in(page, "olga")
-    ids = "&".join(f"p={p.pk}" for p in players)
-    page.goto(f"/tarjetas/nueva/orden/?{ids}{query}")
-    return page
+@pytest.fixture
+def order_page(server, browser):
+    """The organizer's «Orden en la mesa» for these players on a 360 px phone."""
+    contexts = []
+
+    def open_page(players, *, javascript=True, query=""):
+        context = browser.new_context(
+            viewport={"width": 360, "height": 740},
+            base_url=server,
+            locale="es-ES",
+            java_script_enabled=javascript,
+        )
+        contexts.append(context)
+        page = context.new_page()
+        log_in(page, "olga")
+        ids = "&".join(f"p={p.pk}" for p in players)
+        page.goto(f"/tarjetas/nueva/orden/?{ids}{query}")
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
 
 
 def seating(page) -> list[str]:
@@ -53,8 +63,8 @@ def created(page):
 
 
 @pytest.mark.parametrize("query", ["", "&modo=digital"], ids=["physical", "digital"])
-def test_six_players_are_seated_in_six_taps_or_fewer(server, browser, club, query):
-    page = order_page(server, browser, club, query=query)
+def test_six_players_are_seated_in_six_taps_or_fewer(order_page, club, query):
+    page = order_page(club, query=query)
     loads = []
     page.on("framenavigated", lambda frame: loads.append(frame.url))
     expect(page.locator("#seat-taps-hint")).to_be_visible()
@@ -84,8 +94,8 @@ def test_six_players_are_seated_in_six_taps_or_fewer(server, browser, club, quer
     assert created(page) == wanted
 
 
-def test_without_javascript_the_arrows_still_seat_them(server, browser, club):
-    page = order_page(server, browser, club[:3], javascript=False)
+def test_without_javascript_the_arrows_still_seat_them(order_page, club):
+    page = order_page(club[:3], javascript=False)
     expect(page.locator(".seating .seat-tap").first).to_be_hidden()
     assert seating(page) == ["Ana", "Berto", "Carla"]
     page.get_by_role("link", name="Bajar a Ana").click()
