@@ -1,5 +1,6 @@
 """The card's words in the active language: box names, the bonus line and rules' problems."""
 
+import itertools
 import re
 
 from django.utils.text import get_text_list
@@ -99,7 +100,7 @@ def _hyphenated(word: str) -> str:
     lower = word.lower()
     vowels = [m.span() for m in re.finditer(f"[{''.join(VOWELS)}]+", lower)]
     cuts = []
-    for (_start, end), (start, _end) in zip(vowels, vowels[1:], strict=False):
+    for (_start, end), (start, _end) in itertools.pairwise(vowels):
         cluster = lower[end:start]
         if len(cluster) == 1:
             cut = end

@@ -77,7 +77,9 @@ def test_deshacer_is_on_screen_while_the_last_rows_are(phone, olga):
     page = phone("olga", card)
     undo = page.get_by_role("button", name="↶ Deshacer")
     # With the words of the change it would undo.
-    expect(page.locator("#undo-last")).to_have_text("Último cambio: Full de Olga Ruiz, sin anotar → 25")
+    expect(page.locator("#undo-last")).to_have_text(
+        "Último cambio: Full de Olga Ruiz, sin anotar → 25"
+    )
     assert undo.get_attribute("aria-describedby") == "undo-last"
     for row in ("#row-ones", "#row-yahtzee", "#row-total", "#row-place"):
         page.locator(row).evaluate("r => r.scrollIntoView({block: 'end'})")
@@ -92,7 +94,9 @@ def test_deshacer_is_on_screen_while_the_last_rows_are(phone, olga):
     screenshot(page, SHOTS / "undo-bar-360.png")
     # It still undoes, and says what it undid where it is.
     undo.click()
-    expect(page.locator("#undo-status")).to_have_text("Deshecho: Full de Olga Ruiz, 25 → sin anotar")
+    expect(page.locator("#undo-status")).to_have_text(
+        "Deshecho: Full de Olga Ruiz, 25 → sin anotar"
+    )
     assert on_screen(page, page.locator("#undo-status"))
     screenshot(page, SHOTS / "undo-bar-undone-360.png")
 
@@ -169,9 +173,9 @@ def test_a_physical_cards_followers_hear_each_change_once(phone, olga):
         # Every text the live region is given, as a screen reader would hear it.
         page.evaluate(
             """() => { window.said = [];
-            new MutationObserver(() => window.said.push(
-                document.getElementById('turn-status').textContent))
-            .observe(document.getElementById('turn-status'), {childList: true, characterData: true, subtree: true}); }"""
+            const status = document.getElementById('turn-status');
+            new MutationObserver(() => window.said.push(status.textContent))
+            .observe(status, {childList: true, characterData: true, subtree: true}); }"""
         )
     enter(card, seats[0], olga, ones=3)
     status = lucia.get_by_role("status").filter(has_text="anotó")
