@@ -16,8 +16,8 @@ pytestmark = pytest.mark.browser
 SHOTS = Path("/tmp/shots-i58-card")
 NAMES = [
     "Maximiliano Fernández-Villaverde",
-    "Olga Ruiz",
     "Lucía Navarro",
+    "Olga Ruiz",
     "Íñigo Sáez",
     "María José Pérez",
     "Guillermo Abad",
@@ -78,7 +78,7 @@ def test_deshacer_is_on_screen_while_the_last_rows_are(phone, olga):
     undo = page.get_by_role("button", name="↶ Deshacer")
     # With the words of the change it would undo.
     expect(page.locator("#undo-last")).to_have_text(
-        "Último cambio: Full de Olga Ruiz, sin anotar → 25"
+        "Último cambio: Full de Lucía Navarro, sin anotar → 25"
     )
     assert undo.get_attribute("aria-describedby") == "undo-last"
     for row in ("#row-ones", "#row-yahtzee", "#row-total", "#row-place"):
@@ -95,7 +95,7 @@ def test_deshacer_is_on_screen_while_the_last_rows_are(phone, olga):
     # It still undoes, and says what it undid where it is.
     undo.click()
     expect(page.locator("#undo-status")).to_have_text(
-        "Deshecho: Full de Olga Ruiz, 25 → sin anotar"
+        "Deshecho: Full de Lucía Navarro, 25 → sin anotar"
     )
     assert on_screen(page, page.locator("#undo-status"))
     screenshot(page, SHOTS / "undo-bar-undone-360.png")
@@ -103,18 +103,19 @@ def test_deshacer_is_on_screen_while_the_last_rows_are(phone, olga):
 
 def test_a_followers_own_column_is_marked_by_their_page(phone, olga):
     card = table(olga, 6)
-    lucia = phone("p2", card)
-    heads = lucia.locator("#row-players th")
+    olga_ruiz = phone("p2", card)
+    heads = olga_ruiz.locator("#row-players th")
     after = "h => getComputedStyle(h, '::after').content"
     assert "tú" in heads.nth(3).evaluate(after)
     assert [heads.nth(i).evaluate(after) for i in (1, 2, 4, 5, 6)] == ["none"] * 5
     tinted = "c => getComputedStyle(c).backgroundColor"
-    mine, theirs = lucia.locator("#row-ones td").nth(2), lucia.locator("#row-ones td").nth(1)
+    cells = olga_ruiz.locator("#row-ones td")
+    mine, theirs = cells.nth(2), cells.nth(1)
     assert mine.evaluate(tinted) != theirs.evaluate(tinted)
     # The sheet, everyone's, says nothing of it.
-    assert "tú" not in lucia.locator("#sheet").evaluate("s => s.outerHTML")
+    assert "tú" not in olga_ruiz.locator("#sheet").evaluate("s => s.outerHTML")
     SHOTS.mkdir(exist_ok=True)
-    screenshot(lucia, SHOTS / "own-column-360.png")
+    screenshot(olga_ruiz, SHOTS / "own-column-360.png")
     # The organizer, who has no seat, has no column of their own.
     organizer = phone("olga", card)
     heads = organizer.locator("#row-players th")

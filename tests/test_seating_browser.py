@@ -98,9 +98,9 @@ def test_without_javascript_the_arrows_still_seat_them(order_page, club):
     page = order_page(club[:3], javascript=False)
     expect(page.locator(".seating .seat-tap").first).to_be_hidden()
     assert seating(page) == ["Ana", "Berto", "Carla"]
-    page.get_by_role("link", name="Bajar a Ana").click()
+    page.get_by_role("link", name=re.compile("^Bajar a .?Ana.?$")).click()
     assert seating(page) == ["Berto", "Ana", "Carla"]
-    page.get_by_role("link", name="Subir a Carla").click()
+    page.get_by_role("link", name=re.compile("^Subir a .?Carla.?$")).click()
     assert seating(page) == ["Berto", "Carla", "Ana"]
     SHOTS.mkdir(exist_ok=True)
     screenshot(page, SHOTS / "seating-no-js-360.png")
