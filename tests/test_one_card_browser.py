@@ -82,12 +82,12 @@ def test_each_phone_shows_its_viewer_their_own_controls(phones, javascript):
     expect(olga.get_by_role("button", name="↶ Deshacer")).to_be_visible()
     expect(olga.locator("#sheet-problems")).to_be_visible()
     expect(olga.get_by_text("Se actualiza sola.")).to_be_hidden()
-    expect(olga.get_by_text("le toca a Ana")).to_be_visible()
+    expect(olga.locator("#turn").get_by_text("le toca a Ana")).to_be_visible()
     # Ana is told it is her turn; Ben who plays.
-    expect(ana.get_by_text("te toca a ti")).to_be_visible()
-    expect(ana.get_by_text("le toca a Ana")).to_be_hidden()
-    expect(ben.get_by_text("le toca a Ana")).to_be_visible()
-    expect(ben.get_by_text("te toca a ti")).to_be_hidden()
+    expect(ana.locator("#turn").get_by_text("te toca a ti")).to_be_visible()
+    expect(ana.locator("#turn").get_by_text("le toca a Ana")).to_be_hidden()
+    expect(ben.locator("#turn").get_by_text("le toca a Ana")).to_be_visible()
+    expect(ben.locator("#turn").get_by_text("te toca a ti")).to_be_hidden()
     for watcher in (ana, ben):
         assert cell_links(watcher) == 0
         assert watcher.get_by_role("button", name="↶ Deshacer").count() == 0
@@ -122,8 +122,8 @@ def test_each_phone_keeps_its_own_controls_after_a_pushed_patch(phones):
     expect(olga.get_by_role("link", name="Unos — Ana: 3")).to_be_visible()
     # The turn passes to Ben: his phone says so, Ana's says whose it is, and neither
     # shows a control that is Olga's.
-    expect(ben.get_by_text("te toca a ti")).to_be_visible(timeout=3000)
-    expect(ana.get_by_text("le toca a Ben")).to_be_visible(timeout=3000)
+    expect(ben.locator("#turn").get_by_text("te toca a ti")).to_be_visible(timeout=3000)
+    expect(ana.locator("#turn").get_by_text("le toca a Ben")).to_be_visible(timeout=3000)
     for watcher in (ana, ben):
         expect(watcher.locator("#row-total td").first).to_have_text("3")
         assert cell_links(watcher) == 0
