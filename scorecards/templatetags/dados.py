@@ -64,7 +64,6 @@ MODULES = (
     "messages",
     "picker",
     "turn",
-    "seating",
     "page",
 )
 

@@ -5,8 +5,8 @@
 //   unsent.js   the organizer's writes kept in the outbox (outbox.js, shared with sw.js)
 //   picker.js   a box's picker, opened from the page
 //   turn.js     a turn said to screen readers; a digital turn on its player's phone
-//   seating.js  «Orden en la mesa»: the players tapped in the order they sit
-//   page.js     filters, «Copiar», the service worker, log-out and network questions
+//   page.js     filters, «Copiar», the seating tapped in order, the service worker,
+//               log-out and network questions
 //   messages.js the page's one message about the network and the server
 //   session.js  no page from before a log-out shown again by the back/forward cache
 import "./session.js";
@@ -14,7 +14,6 @@ import {start as startLive} from "./live.js";
 import {start as startPage} from "./page.js";
 import {start as startPicker} from "./picker.js";
 import {start as startScroll} from "./scroll.js";
-import {start as startSeating} from "./seating.js";
 import {start as startTurn} from "./turn.js";
 import {sessionEnded, start as startUnsent} from "./unsent.js";
 
@@ -24,5 +23,4 @@ startScroll();
 startUnsent();
 startPicker();
 startTurn();
-startSeating();
 startPage();
