@@ -1,5 +1,8 @@
 """The card's words in the active language: box names, the bonus line and rules' problems."""
 
+import itertools
+import re
+
 from django.utils.text import get_text_list
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
@@ -72,6 +75,43 @@ def _short_name_options(name: str) -> list[str]:
         return [first, name]
     cut = first if len(first) <= SHORT_NAME else first[: SHORT_NAME - 1] + "."
     return [first, f"{cut} {words[1][0]}.", name]
+
+
+# Where a heading may break a name over two lines: between its syllables, as Spanish
+# splits them. Vowels side by side stay together (a diphthong, or a hiatus left whole);
+# these pairs of consonants begin a syllable together («pla», «tre», «cho», «lla»).
+VOWELS = frozenset("aeiouáéíóúàèìòùâêîôûäëïöü")
+ONSETS = frozenset(
+    {"pr", "br", "tr", "dr", "cr", "kr", "gr", "fr", "pl", "bl", "cl", "kl", "gl", "fl"}
+    | {"ch", "ll", "rr"}
+)
+SOFT_HYPHEN = "\u00ad"
+# The fewest letters a piece of a word keeps at either side of a break.
+PIECE = 2
+
+
+def breakable(name: str) -> str:
+    """A name with a soft hyphen between the syllables of its words («Ma­xi­mi­lia­no»): a
+    phone's column too narrow for it breaks it over two lines there, rather than cut it."""
+    return re.sub(r"[^\W\d_]{4,}", lambda word: _hyphenated(word.group()), name)
+
+
+def _hyphenated(word: str) -> str:
+    lower = word.lower()
+    vowels = [m.span() for m in re.finditer(f"[{''.join(VOWELS)}]+", lower)]
+    cuts = []
+    for (_start, end), (start, _end) in itertools.pairwise(vowels):
+        cluster = lower[end:start]
+        if len(cluster) == 1:
+            cut = end
+        elif len(cluster) == 2:
+            cut = end if cluster in ONSETS else end + 1
+        else:
+            cut = start - 2 if cluster[-2:] in ONSETS else start - 1
+        if PIECE <= cut <= len(word) - PIECE:
+            cuts.append(cut)
+    pieces = zip([0, *cuts], [*cuts, len(word)], strict=True)
+    return SOFT_HYPHEN.join(word[a:b] for a, b in pieces)
 
 
 def box_label(box: str) -> str:

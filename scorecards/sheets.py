@@ -30,7 +30,14 @@ from django.utils.translation import gettext as _
 from accounts.names import names_html
 from scorecards import bgstats, records, rules, services
 from scorecards.forms import order_query
-from scorecards.labels import BONUS_BOX, box_label, box_name, box_short, short_names
+from scorecards.labels import (
+    BONUS_BOX,
+    box_label,
+    box_name,
+    box_short,
+    breakable,
+    short_names,
+)
 from scorecards.models import BOXES, Change, Scorecard, in_words, log_summary
 from scorecards.rules import Category
 
@@ -202,7 +209,8 @@ def parts(scorecard, *, since=None, changes=None) -> dict:
     columns = [
         {
             "seat": seat,
-            "short": short,
+            # Breakable between its syllables where a phone's column is too narrow for it.
+            "short": breakable(short),
             "totals": totals,
             "place": place,
             "missing": max(0, rules.UPPER_BONUS_THRESHOLD - totals.upper),

@@ -69,10 +69,10 @@ def test_what_an_undo_undid_is_said_until_the_next_change(org_client, card, ana)
 
 def test_the_undo_button_is_disabled_until_there_is_a_change(org_client, card, ana):
     page = org_client.get(reverse("scorecard", args=[card.pk])).text
-    assert '<button type="submit" id="undo-button" disabled>' in page
+    assert '<button type="submit" id="undo-button" disabled aria-describedby="undo-last">' in page
     write(org_client, card, seat_of(card, ana), "ones", "3")
     page = org_client.get(reverse("scorecard", args=[card.pk])).text
-    assert '<button type="submit" id="undo-button">' in page
+    assert '<button type="submit" id="undo-button" aria-describedby="undo-last">' in page
 
 
 def test_undo_refuses_when_the_card_changed_since_it_was_seen(org_client, card, ana):

@@ -79,7 +79,9 @@ def test_a_write_answers_with_the_new_turn_and_headings(org_client, card, ana, b
     )
     assert response["HX-Reswap"] == "none"
     html = response.text
-    assert f'<p id="turn" class="turn-hint" data-turn="{ben.pk}" hx-swap-oob="true">' in html
+    turn = re.search(r'<p id="turn" class="turn-hint"[^>]*>', html)[0]
+    assert f'data-turn="{ben.pk}"' in turn
+    assert 'hx-swap-oob="true"' in turn
     assert "le toca a <bdi>Ben</bdi>" in html
     assert '<tr id="row-players" hx-swap-oob="true">' in html
     assert '<div id="finalize-action" hx-swap-oob="true">' in html
@@ -389,3 +391,17 @@ def test_the_organizers_pickers_are_the_same_for_every_card_and_rendered_once(cl
         english = copies.findall(page(client, first))
     assert english != found[0]
     assert "Cancel" in english[0]
+
+
+def test_the_phones_words_of_issue_58_speak_english(client, card, organizer, ana, ben, settings):
+    """«Deshacer»'s latest change, the own column's «tú» and what followers hear, in English."""
+    enter(card, seat_of(card, ana), organizer, ones=3)
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    client.force_login(organizer)
+    html = page(client, card)
+    said = re.search(r'<p id="undo-last">(.*?)</p>', html, re.S)[1]
+    assert text_of(said) == "Last change: Ones of Ana, not scored → 3"
+    client.force_login(ben)
+    html = page(client, card)
+    assert 'content: "you" / ""' in html
+    assert 'data-announce-mine="Olga scored 3 in Ones for Ana. Round 1 of 13 · your turn"' in html

@@ -256,3 +256,22 @@ def test_short_box_labels_keep_the_full_name_elsewhere():
     assert box_short("ones") == "Unos"
     with translation.override("en"):
         assert box_short("small_straight") == "Sm. str."
+
+
+def test_a_heading_may_break_a_name_between_its_syllables():
+    from scorecards.labels import breakable
+
+    def shown(name):
+        return breakable(name).replace("\u00ad", "·")
+
+    assert shown("Maximiliano") == "Ma·xi·mi·lia·no"
+    assert shown("Guillermo") == "Gui·ller·mo"
+    assert shown("Constantino") == "Cons·tan·ti·no"
+    assert shown("Íñigo") == "Íñi·go"
+    assert shown("María José") == "Ma·ría Jo·sé"
+    assert shown("Fernández-Villaverde") == "Fer·nán·dez-Vi·lla·ver·de"
+    # Short words, initials and letters without vowels of ours are left whole.
+    assert shown("Ana M.") == "Ana M."
+    assert shown("Guil. A.") == "Guil. A."
+    assert shown("Дмитрий") == "Дмитрий"
+    assert breakable("Maximiliano").replace("\u00ad", "") == "Maximiliano"

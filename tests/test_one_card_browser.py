@@ -82,12 +82,12 @@ def test_each_phone_shows_its_viewer_their_own_controls(phones, javascript):
     expect(olga.get_by_role("button", name="↶ Deshacer")).to_be_visible()
     expect(olga.locator("#sheet-problems")).to_be_visible()
     expect(olga.get_by_text("Se actualiza sola.")).to_be_hidden()
-    expect(olga.get_by_text("le toca a Ana")).to_be_visible()
+    expect(olga.locator("#turn").get_by_text("le toca a Ana")).to_be_visible()
     # Ana is told it is her turn; Ben who plays.
-    expect(ana.get_by_text("te toca a ti")).to_be_visible()
-    expect(ana.get_by_text("le toca a Ana")).to_be_hidden()
-    expect(ben.get_by_text("le toca a Ana")).to_be_visible()
-    expect(ben.get_by_text("te toca a ti")).to_be_hidden()
+    expect(ana.locator("#turn").get_by_text("te toca a ti")).to_be_visible()
+    expect(ana.locator("#turn").get_by_text("le toca a Ana")).to_be_hidden()
+    expect(ben.locator("#turn").get_by_text("le toca a Ana")).to_be_visible()
+    expect(ben.locator("#turn").get_by_text("te toca a ti")).to_be_hidden()
     for watcher in (ana, ben):
         assert cell_links(watcher) == 0
         assert watcher.get_by_role("button", name="↶ Deshacer").count() == 0
@@ -122,8 +122,8 @@ def test_each_phone_keeps_its_own_controls_after_a_pushed_patch(phones):
     expect(olga.get_by_role("link", name="Unos — Ana: 3")).to_be_visible()
     # The turn passes to Ben: his phone says so, Ana's says whose it is, and neither
     # shows a control that is Olga's.
-    expect(ben.get_by_text("te toca a ti")).to_be_visible(timeout=3000)
-    expect(ana.get_by_text("le toca a Ben")).to_be_visible(timeout=3000)
+    expect(ben.locator("#turn").get_by_text("te toca a ti")).to_be_visible(timeout=3000)
+    expect(ana.locator("#turn").get_by_text("le toca a Ben")).to_be_visible(timeout=3000)
     for watcher in (ana, ben):
         expect(watcher.locator("#row-total td").first).to_have_text("3")
         assert cell_links(watcher) == 0
@@ -227,10 +227,12 @@ def test_deshacer_says_what_it_undid_beside_it(phones):
     olga.get_by_role("button", name="↶ Deshacer").click()
     said = olga.get_by_role("status").filter(has_text="Deshecho:")
     expect(said).to_have_text("Deshecho: Unos de Ana, 3 → sin anotar")
-    # Right under the button, not only further down in «Últimos cambios».
+    # Beside the button, in its bar, not only further down in «Últimos cambios».
     button = olga.get_by_role("button", name="↶ Deshacer").bounding_box()
     box = said.bounding_box()
-    assert 0 <= box["y"] - (button["y"] + button["height"]) < 120, (button, box)
+    assert box["x"] >= button["x"] + button["width"], (button, box)
+    assert abs(box["y"] + box["height"] / 2 - button["y"] - button["height"] / 2) < 22
+    assert said.evaluate("s => s.closest('#undo-bar') !== null")
     screenshot(olga, ARTIFACTS / "one-card-undone-360.png")
     # Ana's phone follows the card, and the organizer's word is not hers.
     expect(ana.locator("#row-total td").first).to_have_text("0", timeout=3000)

@@ -12,6 +12,7 @@ import segno
 from django.conf import settings
 from django.urls import reverse
 
+from tests.factories import UserFactory
 from tests.liveserver import fresh_setting
 from tests.screens import HTMX
 
@@ -70,6 +71,29 @@ def test_an_address_only_this_computer_opens_says_so_and_how_to_fix_it(
     assert "Los otros móviles no pueden abrir esta dirección" in text
     assert "arranca Dados con <code>make run HOST=0.0.0.0</code>" in text
     assert "Detrás de un proxy, indica la dirección pública con <code>SITE_URL</code>" in text
+
+
+@pytest.mark.parametrize("who", ["player", "staff"])
+def test_how_to_serve_the_phones_is_said_to_the_organizer_and_staff_only(
+    client, card, ana, settings, who
+):
+    settings.SITE_URL = "http://127.0.0.1:8000"
+    viewer = ana if who == "player" else UserFactory(username="admin", is_staff=True)
+    client.force_login(viewer)
+    text = html.unescape(client.get(reverse("scorecard_qr", args=[card.pk]), headers=HTMX).text)
+    if who == "player":
+        assert "make run" not in text
+        assert "SITE_URL" not in text
+        assert "Los otros móviles no pueden abrir esta dirección: avisa a quien organiza" in text
+    else:
+        assert "arranca Dados con <code>make run HOST=0.0.0.0</code>" in text
+
+
+def test_the_players_notice_speaks_english(ana_client, card, settings):
+    settings.SITE_URL = "http://127.0.0.1:8000"
+    ana_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    text = html.unescape(ana_client.get(reverse("scorecard_qr", args=[card.pk])).text)
+    assert "Other phones cannot open this address: tell whoever organizes the game." in text
 
 
 def test_the_card_page_offers_the_qr_before_its_sheet(org_client, card):

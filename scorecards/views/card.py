@@ -13,7 +13,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.handlers.asgi import ASGIRequest
 from django.db import connections
 from django.http import Http404, HttpResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils import translation
 from django.utils.safestring import mark_safe
@@ -74,12 +74,20 @@ def scorecard_detail(request, pk):
         "sheet": mark_safe(sheets.sheet(scorecard)),  # the template's own sheet partial
         "streams": streams(request) and not scorecard.is_finalized,
         "token_forms": TOKEN_FORMS,
+        "own_column": own_column(scorecard, request.user),
     }
     # A digital game's stream says who follows the card (scorecards.presence).
     context["presence"] = context["streams"] and scorecard.is_digital
     if access.writes_by_hand:
         context["pickers"] = sheets.picker_copies()
     return render(request, "scorecards/card.html", context)
+
+
+def own_column(scorecard, user) -> int | None:
+    """The sheet's column of the viewer's seat, if they have one, counted as CSS's
+    :nth-child counts a row's cells (the box's heading first)."""
+    seats = scorecard.seats.all()
+    return next((n for n, seat in enumerate(seats, start=2) if seat.player_id == user.pk), None)
 
 
 @require_GET
@@ -190,7 +198,7 @@ def streams(request) -> bool:
 def scorecard_qr(request, pk):
     """«Seguir en el móvil»: the card's address as a QR code, for a phone at the table to
     scan, and as text to copy; asked for when the card page opens it."""
-    scorecard = get_object_or_404(Scorecard.objects.for_user(request.user), pk=pk)
+    scorecard = card_for(request, pk)
     # The configured address (dados/settings.py), never the Host header a request sends.
     host = urlsplit(settings.SITE_URL).hostname
     context = {
@@ -198,6 +206,8 @@ def scorecard_qr(request, pk):
         "address": settings.SITE_URL + reverse("scorecard", args=[pk]),
         # This computer's own address, or "every interface": no other phone opens it.
         "only_here": host in {"localhost", "127.0.0.1", "::1", "0.0.0.0", "::"},
+        # How to serve the other phones is for whoever runs the server: the organizer, staff.
+        "manages": scorecard.access(request.user).manages,
     }
     template = "scorecards/qr.html#follow" if request.htmx else "scorecards/qr.html"
     return render(request, template, context)

@@ -167,6 +167,8 @@ def scorecard_order(request):
     players = who.seating
     context = {
         "moves": _moves(players, mode, rolled=who.signed),
+        # What a seating tapped in order keeps of this address besides its players.
+        "taps": order_query([], mode, rolled=who.signed),
         "players": players,
         "ids": [p.pk for p in players],
         "mode": mode,

@@ -1,7 +1,8 @@
-// A digital turn on its player's phone: the dice said to screen readers, the focus after
+// The turn said to screen readers; a digital turn on its player's phone: the focus after
 // one's own roll or box, and the dice tapped to hold.
-//   - A turn swapped in says its new dice once in #turn-status (outside the swapped parts,
-//     so that screen readers hear it): to its own player («te toca a ti») or to the others;
+//   - A turn swapped in says what is new once in #turn-status (outside the swapped parts,
+//     so that screen readers hear it): a digital turn's dice, a physical card's latest
+//     change; to the turn's own player («te toca a ti») or to the others;
 //     whose turn it is, the sheet says (data-turn, the same for everyone), who is looking,
 //     the page (data-me).
 //   - After one's own roll or box, focus goes back into the turn when the button pressed
