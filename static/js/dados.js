@@ -5,8 +5,8 @@
 //   unsent.js   the organizer's writes kept in the outbox (outbox.js, shared with sw.js)
 //   picker.js   a box's picker, opened from the page
 //   turn.js     a turn said to screen readers; a digital turn on its player's phone
-//   page.js     filters, «Copiar», the seating tapped in order, the service worker,
-//               log-out and network questions
+//   page.js     filters, «Copiar», the service worker, log-out and network questions
+// (seating.js, the players tapped in their seating order, is order.html's alone.)
 //   messages.js the page's one message about the network and the server
 //   session.js  no page from before a log-out shown again by the back/forward cache
 import "./session.js";
