@@ -98,11 +98,17 @@ class Access:
         """Only follows the card: nothing on it is theirs to write now."""
         return not (self.writes_by_hand or self.plays_turn)
 
+    @staticmethod
+    def manager(user, organizer_id) -> bool:
+        """Whether user manages a card organized by organizer_id, whatever its state and
+        seats: its organizer, or staff (what `manages` says, without reading the card)."""
+        return user.is_staff or user.pk == organizer_id
+
     @classmethod
     def of(cls, user, *, organizer_id, digital, in_play, turn_player_id, seated) -> "Access":
         """From what the card says: its organizer, mode and state, whose turn it is (a
         player's id, or None) and whether user is seated."""
-        manages = user.is_staff or user.pk == organizer_id
+        manages = cls.manager(user, organizer_id)
         plays_every_turn = user.pk == organizer_id
         organizes = in_play and manages
         return cls(

@@ -12,7 +12,7 @@ from tests.browsing import log_in, screenshot
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.browser
-SHOTS = Path("/tmp/guests-shots")
+SHOTS = Path(__file__).parent / "artifacts"
 
 
 def phone(browser, server, **options):

@@ -13,7 +13,7 @@ from tests.factories import UserFactory
 
 pytestmark = pytest.mark.browser
 
-SHOTS = Path("/tmp/shots-i58-card")
+SHOTS = Path(__file__).parent / "artifacts"
 NAMES = ["Ana", "Berto", "Carla", "Dani", "Elena", "Fermín"]
 
 

@@ -13,7 +13,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.handlers.asgi import ASGIRequest
 from django.db import connections
 from django.http import Http404, HttpResponse, StreamingHttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils import translation
 from django.utils.safestring import mark_safe
@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
 from scorecards import live, presence, services, sheets
-from scorecards.models import Scorecard
+from scorecards.models import Access, Scorecard
 
 
 def card_for(request, pk) -> Scorecard:
@@ -198,7 +198,7 @@ def streams(request) -> bool:
 def scorecard_qr(request, pk):
     """«Seguir en el móvil»: the card's address as a QR code, for a phone at the table to
     scan, and as text to copy; asked for when the card page opens it."""
-    scorecard = card_for(request, pk)
+    scorecard = get_object_or_404(Scorecard.objects.for_user(request.user), pk=pk)
     # The configured address (dados/settings.py), never the Host header a request sends.
     host = urlsplit(settings.SITE_URL).hostname
     context = {
@@ -207,7 +207,7 @@ def scorecard_qr(request, pk):
         # This computer's own address, or "every interface": no other phone opens it.
         "only_here": host in {"localhost", "127.0.0.1", "::1", "0.0.0.0", "::"},
         # How to serve the other phones is for whoever runs the server: the organizer, staff.
-        "manages": scorecard.access(request.user).manages,
+        "manages": Access.manager(request.user, scorecard.organizer_id),
     }
     template = "scorecards/qr.html#follow" if request.htmx else "scorecards/qr.html"
     return render(request, template, context)
