@@ -1649,7 +1649,12 @@ def login_outcome(username, password):
     name = unicodedata.normalize("NFKC", username.strip())
     if len(name) > 150 or password != PASSWORD:
         return None
-    return User.objects.filter(username=name, is_active=True).first()
+    # The username in any case («OLGA» is «olga»); where two differ only by case, the one
+    # spelled exactly so (accounts.security).
+    like = [user for user in User.objects.all() if user.username.casefold() == name.casefold()]
+    exact = next((user for user in like if user.username == name), None)
+    account = exact or (like[0] if len(like) == 1 else None)
+    return account if account is not None and account.is_active else None
 
 
 @fuzz(100)
