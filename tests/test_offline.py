@@ -24,7 +24,7 @@ def test_the_service_worker_is_served_from_the_root_and_always_asked_for_again(c
 
 def test_every_module_the_page_imports_is_kept_for_a_reload_without_a_network():
     """A module missing from the list loads from the network only: offline, the page kept
-    runs no script at all (scroll.js was, and a reload showed none of the writes kept)."""
+    runs no script at all (scroll.js once was, and a reload showed none of the writes kept)."""
     folder = Path(__file__).resolve().parent.parent / "static" / "js"
     imported, todo = set(), ["dados"]
     while todo:

@@ -57,7 +57,7 @@ def qr_code(text) -> str:
 MODULES = (
     "session",
     "live",
-    "scroll",
+    "versions",
     "unsent",
     "unsent-view",
     "outbox",

@@ -6,95 +6,19 @@
 //     again when the network is back, or when its viewer returns to an idle one.
 //   - The poll (#sheet-poll) asks only when told (card-moved): by the stream, or by the
 //     timer here, which runs only while no stream is open.
-//   - Every answer about the card says which versions it is for: a patch the one it was
-//     made from and the one it brings (X-Dados-Base, X-Dados-To), a whole sheet its own
-//     (X-Dados-Version). applies() alone decides what the page does with it.
-//   - While a write is on its way, patches and polls wait, so that a live refresh never
-//     lands between a write and its answer; what moved meanwhile is asked for after it.
-//   - A digital card's stream also says who follows it («presence»): the page keeps it in
-//     data-here, for its CSS (card.html), and forgets it while no stream is open. Offline,
-//     the page closes its stream, so that the others see this phone gone.
+//   - A digital card's stream also says who follows it («presence»), kept in data-here for
+//     the CSS while it is open. Offline, the page closes it: the others see this phone gone.
 import {hideError, showError} from "./messages.js";
+import {applies, askWhatMoved, endWrite, headers, missed, shownVersion, startWrite, writing} from "./versions.js";
 
 const state = {
   stream: null,     // {holder, source}: the element with sse-connect, its EventSource
   streaming: false, // the stream is open
   drops: [],        // when it dropped, in the last minute
   resting: null,    // {holder, url, why}: a stream closed idle or dropped, to open again
-  writing: 0,       // writes on their way
-  formWrites: 0,    // of them, those htmx sent from a form (which must stay in the page)
-  missed: 0,        // the newest version heard while writing (Infinity: one not said)
   timer: null,      // the poll's timer, while no stream is open
   login: () => false, // the session ended: true when the page said so (unsent.js)
 };
-
-export function shownVersion() {
-  const shown = document.getElementById("sheet-version");
-  return shown ? shown.value : null;
-}
-
-// What an answer about the card is to the page that shows `shownVersion()`: "apply" it,
-// "drop" it (the page shows that or later), or "ask" for what the page missed (it is
-// behind the patch's start). `base`, `to`: a patch's versions; `version`: a whole sheet's.
-export function applies({base = null, to = null, version = null}) {
-  const shown = Number(shownVersion());
-  if (base !== null) {
-    if (Number(base) > shown) return "ask";
-    if (to !== null) return Number(to) > shown ? "apply" : "drop";
-    return Number(base) === shown ? "apply" : "drop";
-  }
-  if (version !== null) return Number(version) >= shown ? "apply" : "drop";
-  return "apply";
-}
-
-function headers(get) {
-  return {base: get("X-Dados-Base"), to: get("X-Dados-To"), version: get("X-Dados-Version")};
-}
-
-// A version heard from the stream, as a number; Infinity if it says none (ask anyway).
-function heard(version) {
-  const number = Number(version);
-  return version && number === number ? number : Infinity;
-}
-
-export function askWhatMoved(version) {
-  if (heard(version) <= Number(shownVersion())) return;
-  if (state.writing > 0) {
-    state.missed = Math.max(state.missed, heard(version));
-    return;
-  }
-  const poll = document.getElementById("sheet-poll");
-  if (poll) htmx.trigger(poll, "card-moved", {version: heard(version)});
-}
-
-export function startWrite() {
-  state.writing += 1;
-}
-
-export function endWrite() {
-  state.writing = Math.max(0, state.writing - 1);
-  if (state.writing === 0 && state.missed) {
-    const version = state.missed;
-    state.missed = 0;
-    // After the answer has been swapped in, so the poll sends the version it made.
-    setTimeout(() => askWhatMoved(version), 0);
-  }
-}
-
-export const writing = () => state.writing > 0;
-export const formWriting = () => state.formWrites > 0;
-
-// Swaps an answer the outbox had (fetch's, not htmx's) as htmx would have, if it applies.
-export function swapAnswer(answer) {
-  const sheet = document.getElementById("sheet");
-  if (!sheet) return;
-  const said = headers((name) => answer.headers.get(name));
-  const what = applies(said);
-  if (what === "ask") state.missed = Infinity;
-  if (what !== "apply") return;
-  const style = said.base !== null ? "none" : "outerHTML";
-  htmx.swap(sheet, answer.text, {swapStyle: style}, {eventInfo: {target: sheet}});
-}
 
 // «Sin conexión» goes once the card is heard from, unless the browser still has no network.
 const heardOnline = () => navigator.onLine && hideError({kind: "offline-poll"});
@@ -105,8 +29,8 @@ function patched(message) {
   const patch = JSON.parse(message.data);
   const what = applies({base: patch.base, to: message.lastEventId || null});
   if (what === "drop") return;
-  if (state.writing > 0) {
-    state.missed = Math.max(state.missed, heard(message.lastEventId));
+  if (writing()) {
+    missed(message.lastEventId);
   } else if (what === "ask") {
     askWhatMoved();
   } else {
@@ -211,7 +135,7 @@ function pollEvery() {
     state.timer = setInterval(() => {
       const current = document.getElementById("sheet-poll");
       if (!current) return pollEvery();
-      if (!state.streaming && !state.writing) htmx.trigger(current, "card-moved");
+      if (!state.streaming && !writing()) htmx.trigger(current, "card-moved");
     }, every);
   }
 }
@@ -225,8 +149,8 @@ function beforeRequest(event) {
     if (!navigator.onLine) {  // it could only fail, an error htmx logs: say so instead
       event.preventDefault();
       showError("offline-poll");
-    } else if (state.writing > 0) {
-      state.missed = Math.max(state.missed, heard(((config.triggeringEvent || {}).detail || {}).version));
+    } else if (writing()) {
+      missed(((config.triggeringEvent || {}).detail || {}).version);
       event.preventDefault();
     }
     return;
@@ -235,13 +159,9 @@ function beforeRequest(event) {
   // What was said of the last try: this one will say its own (not a die held, which is no
   // try of the roll).
   if (source.id !== "hold") hideError({force: true});
-  startWrite();
-  state.formWrites += 1;
+  startWrite({form: true});
   // loadend: answered, failed, timed out or aborted alike.
-  event.detail.xhr.addEventListener("loadend", () => {
-    state.formWrites = Math.max(0, state.formWrites - 1);
-    endWrite();
-  });
+  event.detail.xhr.addEventListener("loadend", () => endWrite({form: true}));
 }
 
 // An answer htmx got: dropped unless it applies (beforeOnLoad rather than beforeSwap: it
@@ -286,6 +206,23 @@ function failed(event) {
   }
 }
 
+// The sheet's table where its viewer left it: a live refresh replaces the whole sheet, and
+// a player looking at their own column, right of the first ones, stays on it.
+let scrolled = null;
+function keepScroll(event) {
+  const target = event.detail.target;
+  if (!target || target.id !== "sheet") return;
+  const table = target.querySelector(".sheet-scroll");
+  scrolled = table ? {table, left: table.scrollLeft} : null;
+}
+function restoreScroll() {
+  if (scrolled === null) return;
+  const table = document.querySelector("#sheet .sheet-scroll");
+  // Only when the table was replaced (a write's answer patches cells in place).
+  if (table && !scrolled.table.isConnected) table.scrollLeft = scrolled.left;
+  scrolled = null;
+}
+
 // `login(url)`: what the page does when its session has ended (true: it said so).
 export function start({login} = {}) {
   if (login) state.login = login;
@@ -294,6 +231,8 @@ export function start({login} = {}) {
   document.addEventListener("htmx:beforeRequest", beforeRequest);
   document.addEventListener("htmx:beforeOnLoad", beforeOnLoad);
   document.addEventListener("htmx:responseError", failed);
+  document.addEventListener("htmx:beforeSwap", keepScroll);
+  document.addEventListener("htmx:afterSwap", restoreScroll);
   document.addEventListener("htmx:sendError", (event) => {
     const elt = event.detail.elt;
     if (isPoll(elt)) {

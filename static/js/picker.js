@@ -4,7 +4,7 @@
 // value, from the cell tapped and its column's bonus line (what the server says of the
 // player's Yahtzee). «Con dados» and the joker's steps ask the server, and swap inside
 // the dialog. Without JavaScript, the cell's link is the picker's own page.
-import {formWriting} from "./live.js";
+import {formWriting} from "./versions.js";
 
 const state = {opener: null};  // what opened the picker, where focus goes back
 

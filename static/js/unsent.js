@@ -5,7 +5,7 @@
 // sums, the bonus and the positions are the server's: they wait for its answer. Without
 // IndexedDB, the forms go to the server as htmx sends them.
 import {add as store, available, drain, keepSheet as storeSheet, keptSheet, list, put, remove, uuid} from "./outbox.js";
-import {askWhatMoved, endWrite, shownVersion, startWrite, swapAnswer} from "./live.js";
+import {askWhatMoved, endWrite, shownVersion, startWrite, swapAnswer} from "./versions.js";
 import {hideError, showError} from "./messages.js";
 import {show, unpaint, valueSaid, words} from "./unsent-view.js";
 
