@@ -471,7 +471,8 @@ def phone_line(phone) -> str:
     return (
         f"phone ({phone['device']}, idle server): tap → picker open {phone['picker_ms']:.0f} ms, "
         f"tap → write shown {phone['write_ms']:.0f} ms (on the server "
-        f"{phone['saved_ms']:.0f} ms), tap → shown on a second phone "
+        f"{phone['saved_ms']:.0f} ms; {phone.get('saved_outside_ms', 0):.0f} ms timed from "
+        f"outside the page), tap → shown on a second phone "
         f"{phone['second_phone_ms']:.0f} ms ({phone['second_phone_after_saved_ms']:.0f} ms after "
         f"the first had the server's answer) (medians of {phone['taps']}); offline, tap → "
         f"write shown {phone['offline_write_ms']:.0f} ms, and back online its "

@@ -9,7 +9,7 @@
 //   - A digital card's stream also says who follows it («presence»), kept in data-here for
 //     the CSS while it is open. Offline, the page closes it: the others see this phone gone.
 import {hideError, showError} from "./messages.js";
-import {applies, askWhatMoved, endWrite, headers, missed, shownVersion, startWrite, writing} from "./versions.js";
+import {applies, applyPatch, askWhatMoved, endWrite, headers, missed, shownVersion, startWrite, writing} from "./versions.js";
 
 const state = {
   stream: null,     // {holder, source}: the element with sse-connect, its EventSource
@@ -34,9 +34,7 @@ function patched(message) {
   } else if (what === "ask") {
     askWhatMoved();
   } else {
-    const sheet = document.getElementById("sheet");
-    // Its swap and settle events say #sheet, as a poll's answer's do.
-    htmx.swap(sheet, patch.html, {swapStyle: "none"}, {eventInfo: {target: sheet}});
+    applyPatch(patch.html);
   }
 }
 
@@ -179,6 +177,12 @@ function beforeOnLoad(event) {
   // A poll's whole sheet is for the page that asked; a write's answers always apply
   // unless the page moved past them.
   const what = applies(said);
+  if (what === "apply" && said.base !== null && xhr.status < 400) {
+    event.preventDefault();  // a patch: applied here, as the stream's are
+    heardOnline();
+    applyPatch(xhr.response);
+    return;
+  }
   if (what === "apply" || (said.base === null && !isPoll(event.detail.elt) && said.version === null)) {
     if (xhr.status < 400) heardOnline();
     return;

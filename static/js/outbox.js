@@ -214,14 +214,20 @@ function exclusively(work) {
 //             the store's);
 //   version(), token(): what to send with the next write;
 //   answered(write, verdict, answer): for the page to show, before the store settles it
-//             (removed, or kept with its conflict).
-export function drain({writes, version = () => "", token = () => "", answered = () => {}}) {
+//             (removed, or kept with its conflict);
+//   sent:     {write, answer}, a write the page sent at its tap, before the lock was its
+//             own (a lock is granted only after the page's next frame: 50-90 ms on a slow
+//             phone), and the promise of its answer: taken as that write's send. The page
+//             sends so only the one write it holds, with no drain of its own under way.
+export function drain({writes, version = () => "", token = () => "", answered = () => {}, sent = null}) {
   return exclusively(async () => {
     for (;;) {
       const write = nextToSend(await writes());
       if (!write) return {kind: "done"};
       const all = await writes();
-      const answer = await send(write, {version: await version(write), token: await token()});
+      const early = sent && sent.write === write ? sent.answer : null;
+      sent = null;
+      const answer = await (early || send(write, {version: await version(write), token: await token()}));
       const said = verdict(write, answer);
       if (said.kind === "conflict") Object.assign(write, {conflict: "conflict", now: said.now});
       const undos = all.filter((undo) => undo.kind === "undo" && undo.after === write.key && !undo.version);

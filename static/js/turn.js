@@ -26,7 +26,8 @@ function settled() {
   const text = turn ? announcement(turn) : result ? result.textContent : "";
   if (status && text && text !== state.announced) status.textContent = text;
   state.announced = text;
-  // Every part of a patch settles on its own: the one after the turn's swap decides.
+  // Then, after one's own move, the focus: once its answer is in (a whole sheet settled, or
+  // a patch applied, versions.js).
   if (!state.acted || Date.now() - state.acted > 2000) return;
   const focused = document.activeElement;
   if (focused && focused !== document.body && document.body.contains(focused)) return;
@@ -62,5 +63,6 @@ export function start() {
     }
   });
   document.addEventListener("htmx:afterSettle", settled);
+  document.addEventListener("dados:patched", settled);
   document.addEventListener("click", tapped);
 }

@@ -4,7 +4,7 @@
 // network it waits there, and goes when the network is back, in order, each once. The
 // sums, the bonus and the positions are the server's: they wait for its answer. Without
 // IndexedDB, the forms go to the server as htmx sends them.
-import {add as store, available, drain, keepSheet as storeSheet, keptSheet, list, put, remove, uuid} from "./outbox.js";
+import {add as store, available, drain, keepSheet as storeSheet, keptSheet, list, nextToSend, put, remove, send, uuid} from "./outbox.js";
 import {askWhatMoved, endWrite, shownVersion, startWrite, swapAnswer} from "./versions.js";
 import {hideError, showError} from "./messages.js";
 import {show, unpaint, valueSaid, words} from "./unsent-view.js";
@@ -93,9 +93,14 @@ function undo(form) {
 }
 
 function add(write) {
+  state.writes.push(write);
+  // Sent first, before the page repaints: alone in the page, it is sent at once (outbox.js,
+  // drain's `sent`); behind others, in its turn; offline, it waits (and «Deshacer» can still
+  // take it back unsent).
+  const alone = !offline() && !state.flushing && !state.login && nextToSend(state.writes) === write;
+  flush(alone ? {write, answer: send(write, {version: sending(write), token: token()})} : null);
   const dialog = document.getElementById("picker-dialog");
   if (dialog && dialog.open) dialog.close();
-  state.writes.push(write);
   paint();
   // Stored while it is sent: the tap never waits for the store.
   write.saved = store(write);
@@ -143,7 +148,14 @@ function syncLater() {
     .catch(() => {});
 }
 
-function flush() {
+// The page's version, for a write about to be sent.
+function sending(write) {
+  write.sending = true;
+  return shownVersion();
+}
+
+// `sent`: the write just tapped, already on its way (add).
+function flush(sent = null) {
   if (!state.here || state.login) return;
   if (state.flushing) {
     state.again = true;
@@ -158,12 +170,10 @@ function flush() {
       if (state.writes.every((write) => write.id !== undefined)) await reload();
       return state.writes;
     },
-    version: (write) => {
-      write.sending = true;
-      return shownVersion();
-    },
+    version: sending,
     token,
     answered,
+    sent,
   }).catch(() => {}).then(() => {
     state.flushing = false;
     endWrite();
@@ -274,6 +284,7 @@ export function start() {
   document.addEventListener("htmx:afterSwap", repaint);
   document.addEventListener("htmx:oobAfterSwap", repaint);
   document.addEventListener("htmx:afterSettle", repaint);
+  document.addEventListener("dados:patched", repaint);
   window.addEventListener("online", () => { state.unreachable = false; paint(); flush(); });
   window.addEventListener("offline", paint);
   window.addEventListener("pagehide", syncLater);

@@ -6,7 +6,7 @@ import "fake-indexeddb/auto";
 import assert from "node:assert/strict";
 import {beforeEach, describe, test} from "node:test";
 
-import {add, drain, list, nextToSend, put, remove, session, setSession, verdict} from "../../static/js/outbox.js";
+import {add, drain, list, nextToSend, put, remove, send, session, setSession, verdict} from "../../static/js/outbox.js";
 
 const USER = "7";
 
@@ -140,6 +140,20 @@ describe("drain: which writes leave the store", () => {
     fresh.saved = add(fresh);
     server([answer(200, {"X-Dados-Version": "1"})]);
     await drain({writes: () => [fresh]});
+    assert.deepEqual(await list(USER), []);
+  });
+
+  test("a write sent at its tap is not sent again: its answer is the drain's, and the next one follows it", async () => {
+    const [tapped, next] = [write(), write({cell: "c3-fours", body: "was=&value=8"})];
+    tapped.saved = add(tapped);
+    next.saved = add(next);
+    const asked = server([answer(200, {"X-Dados-Version": "1"}), answer(200, {"X-Dados-Version": "2"})]);
+    const sent = {write: tapped, answer: send(tapped, {version: "0", token: "token"})};
+    const shown = [];
+    await drain({writes: () => [tapped, next].filter((w) => !shown.includes(w)), sent,
+      answered: (w) => shown.push(w)});
+    assert.deepEqual(asked.map((a) => a.init.headers["Idempotency-Key"]), [tapped.key, next.key]);
+    assert.deepEqual(shown, [tapped, next]);
     assert.deepEqual(await list(USER), []);
   });
 
