@@ -58,7 +58,9 @@ TIMER = """([selector, text]) => {
         requestAnimationFrame(() => setTimeout(() => resolve(performance.now() - tapped)));
       }
     });
-    addEventListener("click", (event) => { tapped = window.benchTapped = event.timeStamp; }, {capture: true});
+    addEventListener("click", (event) => {
+      tapped = window.benchTapped = event.timeStamp;
+    }, {capture: true});
     observer.observe(document, {subtree: true, childList: true, attributes: true});
   });
 }"""
