@@ -1,0 +1,143 @@
+"""«Pantalla del club»: every card in play and tonight's results, for a TV in the room.
+
+What the board shows is named by `state()`, one query: the cards in play with their
+versions, and the games finished today (the club's clock, settings.TIME_ZONE). A screen
+polls with the state it shows; while nothing moved, that one query is the whole answer.
+When something did, the board is rendered once for that state and shared by every screen
+through Django's cache, as a card's sheet is (scorecards.sheets): no screen renders a
+sheet, nor a board of its own.
+"""
+
+import hashlib
+from datetime import datetime, time
+
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.db.models import Q
+from django.template.loader import render_to_string
+from django.utils import timezone
+from django.utils.translation import get_language
+
+from scorecards import records, sheets
+from scorecards.models import Scorecard, seats_in_order
+from scorecards.rules import Category
+
+# How long a board is kept: screens ask for it within a poll or two of its state.
+KEPT_FOR = 60
+# Tonight's results shown at most; the others are counted.
+RESULTS_SHOWN = 5
+
+
+def tonight_began() -> datetime:
+    """The start of today on the club's clock: a game finished since is tonight's."""
+    return timezone.make_aware(datetime.combine(timezone.localdate(), time.min))
+
+
+def _shown(since: datetime) -> Q:
+    """The cards the board shows: in play, or finished since `since`."""
+    return Q(finalized_at__isnull=True) | Q(finalized_at__gte=since)
+
+
+def state() -> str:
+    """What the board shows now, as a short digest, in one query: each card in play and its
+    version, the games finished today, the day and the language. A database made anew
+    (a club's fresh start) numbers its cards again: their creation is part of it."""
+    since = tonight_began()
+    rows = (
+        Scorecard.objects.filter(_shown(since))
+        .order_by("pk")
+        .values_list("pk", "version", "created_at", "finalized_at")
+    )
+    digest = hashlib.blake2b(f"{since.date()}:{get_language()}".encode(), digest_size=10)
+    for pk, version, created_at, finalized_at in rows:
+        over = "f" if finalized_at else ""
+        digest.update(f";{pk}.{version}.{created_at.timestamp()}{over}".encode())
+    return digest.hexdigest()
+
+
+def board(shown: str) -> str:
+    """The board for state `shown`, rendered once for every screen. What it reads may be
+    newer than `shown` (a write in between): the next poll then finds a newer state."""
+    key = f"dados:screen:{shown}"
+    if (content := cache.get(key)) is None:
+        context = board_context() | {"state": shown}
+        content = render_to_string("scorecards/screen.html#board", context)
+        cache.set(key, content, KEPT_FOR)
+    return content
+
+
+def board_context() -> dict:
+    """The cards in play, oldest first, and tonight's results, newest first, in two
+    queries; the club's newest record from records.club (cached until another game is
+    finished)."""
+    since = tonight_began()
+    cards = list(
+        Scorecard.objects.filter(_shown(since))
+        .prefetch_related(seats_in_order())
+        .order_by("created_at", "pk")
+    )
+    tables = [table(card) for card in cards if not card.is_finalized]
+    finished = sorted(
+        (card for card in cards if card.is_finalized), key=lambda c: c.finalized_at, reverse=True
+    )
+    return {
+        "tables": tables,
+        "results": [result(card) for card in finished[:RESULTS_SHOWN]],
+        "more_results": max(0, len(finished) - RESULTS_SHOWN),
+        "record": newest_record(),
+    }
+
+
+def table(card) -> dict:
+    """A card in play as the board shows it: its players in turn order with their totals
+    and places, and whose turn it is (Scorecard.turn, the hint the card page gives too)."""
+    seats = list(card.seats.all())
+    turn = card.turn
+    return {
+        "digital": card.is_digital,
+        "players": [
+            {
+                "name": seat.player.name,
+                "total": seat.totals.total,
+                "place": place,
+                "turn": turn is not None and turn.seat == seat,
+            }
+            for seat, place in zip(seats, card.places, strict=True)
+        ],
+        "turn": turn and {"round": turn.round, "rounds": len(Category), "seat": turn.seat},
+    }
+
+
+def result(card) -> dict:
+    """A game finished tonight: when, who won with how much (sheets.result, as its page
+    says it), and everyone's totals by place."""
+    seats = sorted(card.seats.all(), key=lambda seat: (seat.place, seat.order))
+    return {
+        "at": card.finalized_at,
+        "winners": sheets.result(seats),
+        "others": [seat for seat in seats if seat.place != 1],
+    }
+
+
+def newest_record() -> dict | None:
+    """The club's newest record: the last one a game beat (records.Club.set_by, in the
+    order the games were finished; of those it beat, the first «Récords» lists); before
+    any was beaten, the highest game."""
+    club = records.club()
+    if club.set_by:
+        game_id, made = next(reversed(club.set_by.items()))
+        kind, value, player_id = min(made, key=lambda m: list(records.TITLES).index(m[0]))
+    else:
+        best = club.records[records.BEST_GAME]
+        if best.value is None:
+            return None
+        kind, value = best.kind, best.value
+        player_id, game_id = best.holders[0].player_id, best.holders[0].game_id
+    player = get_user_model().objects.filter(pk=player_id).first()
+    at = Scorecard.objects.filter(pk=game_id).values_list("finalized_at", flat=True).first()
+    return {
+        "title": records.TITLES[kind],
+        "said": records.Record(kind).said(value),
+        "name": player.name if player else "",
+        "at": at,
+    }
