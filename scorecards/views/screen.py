@@ -19,8 +19,10 @@ from django.views.decorators.http import require_GET
 from scorecards import screen
 from scorecards.models import Screen
 
-# How often the page asks whether the board moved, in ms (screen.js reads it).
+# How often the page asks whether the board moved, and how long it shows a page of tables
+# when they are more than fit, in ms (screen.js reads them).
 POLL_EVERY_MS = 3000
+PAGE_EVERY_MS = 12000
 
 
 def _admit(request, token):
@@ -47,6 +49,7 @@ def screen_page(request, token=None):
         "board": mark_safe(screen.board(shown)),  # the template's own board partial
         "token": token,
         "poll_every": POLL_EVERY_MS,
+        "page_every": PAGE_EVERY_MS,
     }
     return render(request, "scorecards/screen.html", context)
 

@@ -5,8 +5,7 @@
 //   new board, the same for every screen, which takes its place. A withdrawn link (404),
 //   or a session that ended (a redirect, 403), reloads the page, which says so;
 // - its pages: when more tables are in play than a page holds (data-per-page), it shows
-//   them a page at a time, turning every PAGE_EVERY ms.
-const PAGE_EVERY = 12000;
+//   them a page at a time, turning every data-page-every ms.
 // The page of tables shown, counted from 0.
 const screen = { page: 0 };
 
@@ -77,6 +76,6 @@ function schedule() {
 
 if (board()) {
   showPage();
-  window.setInterval(turnPage, PAGE_EVERY);
+  window.setInterval(turnPage, Number(document.body.getAttribute("data-page-every")) || 12000);
   schedule();
 }
