@@ -10,10 +10,10 @@ sheet, nor a board of its own.
 
 import hashlib
 from datetime import datetime, time
+from typing import NamedTuple
 
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.translation import get_language
@@ -33,46 +33,48 @@ def tonight_began() -> datetime:
     return timezone.make_aware(datetime.combine(timezone.localdate(), time.min))
 
 
-def _shown(since: datetime) -> Q:
-    """The cards the board shows: in play, or finished since `since`."""
-    return Q(finalized_at__isnull=True) | Q(finalized_at__gte=since)
+class State(NamedTuple):
+    """What the board shows: its digest, which the screens compare, and its cards' ids."""
+
+    digest: str
+    cards: list[int]
 
 
-def state() -> str:
-    """What the board shows now, as a short digest, in one query: each card in play and its
-    version, the games finished today, the day and the language. A database made anew
-    (a club's fresh start) numbers its cards again: their creation is part of it."""
+def state() -> State:
+    """What the board shows now, in one query: each card in play and its version, the
+    games finished today, the day and the language. A database made anew (a club's fresh
+    start) numbers its cards again: their creation is part of it."""
     since = tonight_began()
-    rows = (
-        Scorecard.objects.filter(_shown(since))
-        .order_by("pk")
-        .values_list("pk", "version", "created_at", "finalized_at")
-    )
+    fields = ("pk", "version", "created_at", "finalized_at")
+    # Two halves, so that each finds its cards by an index rather than by reading every
+    # game the club ever played: the cards in play by theirs (scorecard_in_progress).
+    in_play = Scorecard.objects.in_progress().order_by().values_list(*fields)
+    tonight = Scorecard.objects.filter(finalized_at__gte=since).order_by().values_list(*fields)
+    rows = sorted(in_play.union(tonight, all=True))
     digest = hashlib.blake2b(f"{since.date()}:{get_language()}".encode(), digest_size=10)
     for pk, version, created_at, finalized_at in rows:
         over = "f" if finalized_at else ""
         digest.update(f";{pk}.{version}.{created_at.timestamp()}{over}".encode())
-    return digest.hexdigest()
+    return State(digest.hexdigest(), [row[0] for row in rows])
 
 
-def board(shown: str) -> str:
-    """The board for state `shown`, rendered once for every screen. What it reads may be
+def board(shown: State) -> str:
+    """The board at state `shown`, rendered once for every screen. What it reads may be
     newer than `shown` (a write in between): the next poll then finds a newer state."""
-    key = f"dados:screen:{shown}"
+    key = f"dados:screen:{shown.digest}"
     if (content := cache.get(key)) is None:
-        context = board_context() | {"state": shown}
+        context = board_context(shown.cards) | {"state": shown.digest}
         content = render_to_string("scorecards/screen.html#board", context)
         cache.set(key, content, KEPT_FOR)
     return content
 
 
-def board_context() -> dict:
-    """The cards in play, oldest first, and tonight's results, newest first, in two
-    queries; the club's newest record from records.club (cached until another game is
-    finished)."""
-    since = tonight_began()
+def board_context(pks) -> dict:
+    """The cards `pks` (state's): those in play, oldest first, and tonight's results,
+    newest first, in two queries; and the club's newest record, from records.club (kept
+    until another game is finished)."""
     cards = list(
-        Scorecard.objects.filter(_shown(since))
+        Scorecard.objects.filter(pk__in=pks)
         .prefetch_related(seats_in_order())
         .order_by("created_at", "pk")
     )

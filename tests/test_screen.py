@@ -237,10 +237,10 @@ def test_the_state_moves_with_the_cards_in_play(ana, ben, change):
 def test_at_midnight_tonights_games_are_yesterdays(ana, ben, monkeypatch):
     play(column(ana), column(ben))
     before = screen.state()
-    assert len(screen.board_context()["results"]) == 1
+    assert len(screen.board_context(screen.state().cards)["results"]) == 1
     monkeypatch.setattr(screen, "tonight_began", lambda: timezone.now() + timedelta(seconds=1))
     assert screen.state() != before
-    assert screen.board_context()["results"] == []
+    assert screen.board_context(screen.state().cards)["results"] == []
 
 
 # What it costs
@@ -268,7 +268,7 @@ def test_the_page_reads_as_many_queries_whatever_the_number_of_cards(client, tv,
 @pytest.mark.parametrize("n", [2, 8])
 def test_nothing_moved_costs_two_queries_by_link_and_three_for_staff(client, staff, tv, n):
     cards_in_play(n)
-    state = screen.state()
+    state = screen.state().digest
     Screen.objects.filter(pk=tv.pk).update(last_seen=timezone.now())
     # The screen link; the board's state.
     assert queries(client, live_of(tv), estado=state) == 2

@@ -62,8 +62,8 @@ def screen_live(request, token=None):
     if (refused := _admit(request, token)) is not None:
         return refused
     shown = screen.state()
-    if request.GET.get("estado") == shown:
+    if request.GET.get("estado") == shown.digest:
         return HttpResponse(status=204)
     response = HttpResponse(screen.board(shown))
-    response["X-Dados-Screen"] = shown
+    response["X-Dados-Screen"] = shown.digest
     return response
