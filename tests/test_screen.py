@@ -151,7 +151,7 @@ def test_each_table_shows_its_players_totals_and_whose_turn_it_is(staff_client, 
         enter(card, seat_of(card, ben), card.organizer, **{["threes", "twos"][round_ - 1]: b})
     enter(card, seat_of(card, ana), card.organizer, chance=22)
     text = staff_client.get("/pantalla/").content.decode()
-    assert "Ronda 3 de 13 · le toca a <bdi>Ben</bdi>" in text
+    assert "<span>Ronda 3 de 13</span> <span>le toca a <bdi>Ben</bdi></span>" in text
     players = re.findall(
         r'<li class="([^"]*)"><span class="name"><bdi>(\w+)</bdi></span> '
         r'<span class="total">(\d+)</span>',
