@@ -5,6 +5,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+from accounts.admin_spanish import flag
 from scorecards.models import Change, Scorecard, Screen, Seat
 from scorecards.rules import Category
 
@@ -104,11 +105,12 @@ class ScreenAdmin(admin.ModelAdmin):
     """The devices let in to «Pantalla del club», each by its own link: made here, copied
     from here to the TV's browser, and withdrawn here (unticked «activa», or deleted)."""
 
-    list_display = ["name", "active", "created_at", "last_seen", "link"]
+    list_display = ["name", "is_active", "created_at", "last_seen", "link"]
     list_filter = ["active"]
     fields = ["name", "active", "link", "created_at", "last_seen"]
     readonly_fields = ["link", "created_at", "last_seen"]
     actions = ["withdraw"]
+    is_active = flag(Screen, "active")
 
     @admin.display(description=_("enlace"))
     def link(self, screen):

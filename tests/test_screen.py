@@ -138,6 +138,7 @@ def test_the_page_has_no_username_and_no_link_into_the_app(client, tv):
     assert "Ana" in text
     assert "_login" not in text
     assert "<a " not in text
+    assert "csrfmiddlewaretoken" not in text
     assert "<form" not in text
     # Its only addresses: its stylesheet, script, icon, and its own updates.
     addresses = re.findall(r'(?:href|src|data-live)="([^"]+)"', text)
@@ -308,3 +309,35 @@ def test_each_screen_has_its_own_unguessable_token(db):
     one, two = Screen.objects.create(name="Uno"), Screen.objects.create(name="Dos")
     assert one.token != two.token
     assert len(one.token) >= 32
+
+
+def test_the_screens_admin_is_all_spanish(admin_client, tv):
+    from tests.test_admin import ENGLISH, ENGLISH_WORDS, visible_text
+
+    for url in (
+        reverse("admin:scorecards_screen_changelist"),
+        reverse("admin:scorecards_screen_add"),
+        reverse("admin:scorecards_screen_change", args=[tv.pk]),
+    ):
+        response = admin_client.get(url)
+        assert response.status_code == 200, url
+        text = visible_text(response.text)
+        assert [e for e in ENGLISH if e in text] == [], url
+        assert ENGLISH_WORDS.findall(text) == [], url
+
+
+def test_the_admin_makes_a_screen_with_its_link(admin_client):
+    response = admin_client.post(
+        reverse("admin:scorecards_screen_add"), {"name": "Portátil de la barra", "active": "on"}
+    )
+    assert response.status_code == 302
+    made = Screen.objects.get()
+    assert made.active
+    assert made.token
+    assert client_sees(made)
+
+
+def client_sees(made) -> bool:
+    from django.test import Client
+
+    return Client().get(page_of(made)).status_code == 200
