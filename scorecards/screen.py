@@ -5,7 +5,9 @@ versions, and the games finished today (the club's clock, settings.TIME_ZONE). A
 polls with the state it shows; while nothing moved, that one query is the whole answer.
 When something did, the board is rendered once for that state and shared by every screen
 through Django's cache, as a card's sheet is (scorecards.sheets): no screen renders a
-sheet, nor a board of its own.
+sheet, nor a board of its own. A board is made of parts kept apart in the cache, each
+rendered once: a table per card version, and tonight's results per game finished; so
+that a write on one card renders one table, whatever the number of tables.
 """
 
 import hashlib
@@ -22,8 +24,10 @@ from scorecards import records, sheets
 from scorecards.models import Scorecard, seats_in_order
 from scorecards.rules import Category
 
-# How long a board is kept: screens ask for it within a poll or two of its state.
+# How long a board is kept: screens ask for it within a poll or two of its state. Its
+# tables and tonight's part longer: the next boards are made of them.
 KEPT_FOR = 60
+PARTS_KEPT_FOR = 300
 # Tonight's results shown at most; the others are counted.
 RESULTS_SHOWN = 5
 
@@ -33,11 +37,30 @@ def tonight_began() -> datetime:
     return timezone.make_aware(datetime.combine(timezone.localdate(), time.min))
 
 
+class Shown(NamedTuple):
+    """A card the board shows, as state() read it."""
+
+    pk: int
+    version: int
+    created_at: datetime
+    finalized_at: datetime | None
+
+
 class State(NamedTuple):
-    """What the board shows: its digest, which the screens compare, and its cards' ids."""
+    """What the board shows: its digest, which the screens compare, and its cards (those
+    in play, then tonight's finished games), oldest first."""
 
     digest: str
-    cards: list[int]
+    cards: list[Shown]
+    day: str
+
+    @property
+    def in_play(self) -> list[Shown]:
+        return [card for card in self.cards if card.finalized_at is None]
+
+    @property
+    def finished(self) -> list[Shown]:
+        return [card for card in self.cards if card.finalized_at is not None]
 
 
 def state() -> State:
@@ -50,49 +73,83 @@ def state() -> State:
     # game the club ever played: the cards in play by theirs (scorecard_in_progress).
     in_play = Scorecard.objects.in_progress().order_by().values_list(*fields)
     tonight = Scorecard.objects.filter(finalized_at__gte=since).order_by().values_list(*fields)
-    rows = sorted(in_play.union(tonight, all=True))
-    digest = hashlib.blake2b(f"{since.date()}:{get_language()}".encode(), digest_size=10)
-    for pk, version, created_at, finalized_at in rows:
-        over = "f" if finalized_at else ""
-        digest.update(f";{pk}.{version}.{created_at.timestamp()}{over}".encode())
-    return State(digest.hexdigest(), [row[0] for row in rows])
+    cards = sorted((Shown(*row) for row in in_play.union(tonight, all=True)), key=_age)
+    day = f"{since.date()}:{get_language()}"
+    digest = hashlib.blake2b(day.encode(), digest_size=10)
+    for card in cards:
+        digest.update(f";{_name(card)}".encode())
+    return State(digest.hexdigest(), cards, day)
+
+
+def _age(card: Shown):
+    return card.created_at, card.pk
+
+
+def _name(card: Shown) -> str:
+    """A card at its version: its id, version and creation, and whether it is over."""
+    over = "f" if card.finalized_at else ""
+    return f"{card.pk}.{card.version}.{card.created_at.timestamp()}{over}"
 
 
 def board(shown: State) -> str:
-    """The board at state `shown`, rendered once for every screen. What it reads may be
-    newer than `shown` (a write in between): the next poll then finds a newer state."""
+    """The board at state `shown`, rendered once for every screen: of the cards in play,
+    each table rendered once per version (the others' renders kept from the boards
+    before), and tonight's results once per game finished. What it reads may be newer
+    than `shown` (a write in between): the next poll then finds a newer state."""
     key = f"dados:screen:{shown.digest}"
-    if (content := cache.get(key)) is None:
-        context = board_context(shown.cards) | {"state": shown.digest}
-        content = render_to_string("scorecards/screen.html#board", context)
-        cache.set(key, content, KEPT_FOR)
+    if (content := cache.get(key)) is not None:
+        return content
+    language = get_language()
+    keys = {card.pk: f"dados:screen-table:{_name(card)}:{language}" for card in shown.in_play}
+    tables = cache.get_many(keys.values())
+    missing = [pk for pk, name in keys.items() if name not in tables]
+    made = {}
+    for card in Scorecard.objects.filter(pk__in=missing).prefetch_related(seats_in_order()):
+        made[keys[card.pk]] = render_to_string("scorecards/screen.html#table", table(card))
+    if made:
+        cache.set_many(made, PARTS_KEPT_FOR)
+    tables |= made
+    context = {
+        "state": shown.digest,
+        # A card gone since state() read it has no table.
+        "tables": [tables[name] for name in keys.values() if name in tables],
+        "tonight": tonight(shown),
+    }
+    content = render_to_string("scorecards/screen.html#board", context)
+    cache.set(key, content, KEPT_FOR)
     return content
 
 
-def board_context(pks) -> dict:
-    """The cards `pks` (state's): those in play, oldest first, and tonight's results,
-    newest first, in two queries; and the club's newest record, from records.club (kept
-    until another game is finished)."""
-    cards = list(
-        Scorecard.objects.filter(pk__in=pks)
-        .prefetch_related(seats_in_order())
-        .order_by("created_at", "pk")
-    )
-    tables = [table(card) for card in cards if not card.is_finalized]
-    finished = sorted(
-        (card for card in cards if card.is_finalized), key=lambda c: c.finalized_at, reverse=True
-    )
+def tonight(shown: State) -> str:
+    """Tonight's results and the club's newest record, rendered once per game finished
+    (the record changes only with one, records.club)."""
+    finished = sorted(shown.finished, key=lambda card: card.finalized_at, reverse=True)
+    names = ",".join(_name(card) for card in finished)
+    key = f"dados:screen-tonight:{shown.day}:{hashlib.blake2b(names.encode()).hexdigest()}"
+    if (content := cache.get(key)) is None:
+        context = tonight_context([card.pk for card in finished])
+        content = render_to_string("scorecards/screen.html#tonight", context)
+        cache.set(key, content, PARTS_KEPT_FOR)
+    return content
+
+
+def tonight_context(pks) -> dict:
+    """The games finished tonight (pks, newest first) with their seats, in two queries;
+    and the club's newest record."""
+    shown = pks[:RESULTS_SHOWN]
+    games = Scorecard.objects.filter(pk__in=shown).prefetch_related(seats_in_order())
+    games = sorted(games, key=lambda card: shown.index(card.pk))
     return {
-        "tables": tables,
-        "results": [result(card) for card in finished[:RESULTS_SHOWN]],
-        "more_results": max(0, len(finished) - RESULTS_SHOWN),
+        "results": [result(card) for card in games],
+        "more_results": len(pks) - len(shown),
         "record": newest_record(),
     }
 
 
 def table(card) -> dict:
-    """A card in play as the board shows it: its players in turn order with their totals
-    and places, and whose turn it is (Scorecard.turn, the hint the card page gives too)."""
+    """A card in play as the board shows it (its table): its players in turn order with
+    their totals and places, and whose turn it is (Scorecard.turn, the hint the card page
+    gives too)."""
     seats = list(card.seats.all())
     turn = card.turn
     return {

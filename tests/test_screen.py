@@ -238,10 +238,14 @@ def test_the_state_moves_with_the_cards_in_play(ana, ben, change):
 def test_at_midnight_tonights_games_are_yesterdays(ana, ben, monkeypatch):
     play(column(ana), column(ben))
     before = screen.state()
-    assert len(screen.board_context(screen.state().cards)["results"]) == 1
+    assert len(tonight_results()) == 1
     monkeypatch.setattr(screen, "tonight_began", lambda: timezone.now() + timedelta(seconds=1))
     assert screen.state() != before
-    assert screen.board_context(screen.state().cards)["results"] == []
+    assert tonight_results() == []
+
+
+def tonight_results() -> list:
+    return screen.tonight_context([card.pk for card in screen.state().finished])["results"]
 
 
 # What it costs
@@ -260,10 +264,22 @@ def test_the_page_reads_as_many_queries_whatever_the_number_of_cards(client, tv,
     play(column(UserFactory()), column(UserFactory()))
     records.club()  # computed once and kept until another game is finished
     Screen.objects.filter(pk=tv.pk).update(last_seen=timezone.now())
-    # The screen link; the board's state; the cards in play and tonight's; their seats and
-    # players; the finished games' state (records.club, from the cache); the record's
-    # holder and its game.
-    assert queries(client, page_of(tv)) == 7
+    # The screen link; the board's state; the cards in play, and their seats and players;
+    # tonight's games, and their seats and players; the finished games' state
+    # (records.club, from the cache); the record's holder, and its game.
+    assert queries(client, page_of(tv)) == 9
+
+
+@pytest.mark.parametrize("n", [2, 8])
+def test_a_write_on_one_card_renders_its_table_alone(client, tv, n):
+    cards = cards_in_play(n)
+    play(column(UserFactory()), column(UserFactory()))
+    state = re.search(r'data-state="(\w+)"', client.get(page_of(tv)).text)[1]
+    card = cards[0]
+    enter(card, card.seats.first(), card.organizer, chance=22)
+    Screen.objects.filter(pk=tv.pk).update(last_seen=timezone.now())
+    # The screen link; the board's state; the card written, and its seats and players.
+    assert queries(client, live_of(tv), estado=state) == 4
 
 
 @pytest.mark.parametrize("n", [2, 8])
