@@ -357,3 +357,13 @@ def client_sees(made) -> bool:
     from django.test import Client
 
     return Client().get(page_of(made)).status_code == 200
+
+
+def test_the_bench_seeds_screen_links_that_open_the_screen(client, ana):
+    from bench.seed import tables
+
+    night = tables(1, floors=0, screens=2)  # past the club (Ana), newcomers
+    assert len(night["screens"]) == 2
+    for link in night["screens"]:
+        assert client.get(link).status_code == 200
+        assert client.get(f"{link}vivo/").status_code == 200
