@@ -291,6 +291,11 @@ def combine(runs: list[dict]) -> dict:
         "runs": len(runs),
         "streams": streams,
         "generator": {k: median("generator", k) for k in ("cpu", "late_p99_ms", "schedule")},
+        # The screens open, their polls and the new boards those brought.
+        "screens": {
+            k: statistics.median(r.get("screens", {}).get(k, 0) for r in runs)
+            for k in runs[0].get("screens", {})
+        },
         "machine": {
             **{k: median("machine", k) for k in ("busy", "server", "database", "others", "disk")},
             "streamer": median("machine", "streamer") if "streamer" in runs[0]["machine"] else 0,
