@@ -367,3 +367,13 @@ def test_the_bench_seeds_screen_links_that_open_the_screen(client, ana):
     for link in night["screens"]:
         assert client.get(link).status_code == 200
         assert client.get(f"{link}vivo/").status_code == 200
+
+
+def test_the_screen_speaks_english_when_chosen(staff_client, settings, ana, ben):
+    make_scorecard(UserFactory(), [ana, ben])
+    staff_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    text = staff_client.get("/pantalla/").text
+    assert "<title>Club screen · Dados</title>" in text
+    assert "<span>Round 1 of 13</span> <span><bdi>Ana</bdi>'s turn</span>" in text
+    assert 'data-page-said="Page %(page)s of %(pages)s"' in text
+    assert "No game has finished yet." in text
