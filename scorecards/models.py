@@ -690,7 +690,8 @@ class Screen(models.Model):
     def admits(cls, user, token: str | None) -> bool:
         """Who sees «Pantalla del club»: with a screen link's token, whoever holds it while
         the link is active (logged in or not); without one, staff. The one place that says
-        so: the screen's views ask nothing else."""
+        so: the screen's views ask nothing else. A link let in is noted as seen (at most
+        once every SEEN_EVERY seconds: the admin's «vista por última vez»)."""
         if token is None:
             return user.is_authenticated and user.is_staff
         found = cls.objects.filter(token=token, active=True).values_list("pk", "last_seen")

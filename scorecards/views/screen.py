@@ -5,8 +5,8 @@ The page polls its update address every few seconds (static/js/screen.js) with t
 it shows (scorecards.screen.state): 204 after one query while nothing moved, else the
 board, rendered once per state for every screen. A poll rather than the cards' streams:
 a screen follows every card, including those created after it opened, without a session
-of its own, and a stream per card, or one that watches them all, would cost more than one
-indexed query every three seconds.
+of its own; and a stream per card, or one that watches them all, would hold a connection
+and a watcher per screen for what one query every three seconds says.
 """
 
 from django.contrib.auth.views import redirect_to_login
