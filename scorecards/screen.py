@@ -24,10 +24,12 @@ from scorecards import records, sheets
 from scorecards.models import Scorecard, seats_in_order
 from scorecards.rules import Category
 
-# How long a board is kept: screens ask for it within a poll or two of its state. Its
-# tables and tonight's part longer: the next boards are made of them.
-KEPT_FOR = 60
-PARTS_KEPT_FOR = 300
+# How long a board, and each of its parts, is kept: screens ask for a board within a poll
+# of its state, and the next boards are made of its parts; a part not asked for meanwhile
+# is rendered again. Short, as the sheets' (sheets.KEPT_FOR): a club night's writes make a
+# new table each, and the database cache must stay well under its MAX_ENTRIES.
+KEPT_FOR = 30
+PARTS_KEPT_FOR = 30
 # Tonight's results shown at most; the others are counted.
 RESULTS_SHOWN = 5
 
