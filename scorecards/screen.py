@@ -29,7 +29,6 @@ from scorecards.rules import Category
 # is rendered again. Short, as the sheets' (sheets.KEPT_FOR): a club night's writes make a
 # new table each, and the database cache must stay well under its MAX_ENTRIES.
 KEPT_FOR = 30
-PARTS_KEPT_FOR = 30
 # Tonight's results shown at most; the others are counted.
 RESULTS_SHOWN = 5
 
@@ -109,7 +108,7 @@ def board(shown: State) -> str:
     for card in Scorecard.objects.filter(pk__in=missing).prefetch_related(seats_in_order()):
         made[keys[card.pk]] = render_to_string("scorecards/screen.html#table", table(card))
     if made:
-        cache.set_many(made, PARTS_KEPT_FOR)
+        cache.set_many(made, KEPT_FOR)
     tables |= made
     context = {
         "state": shown.digest,
@@ -131,7 +130,7 @@ def tonight(shown: State) -> str:
     if (content := cache.get(key)) is None:
         context = tonight_context([card.pk for card in finished])
         content = render_to_string("scorecards/screen.html#tonight", context)
-        cache.set(key, content, PARTS_KEPT_FOR)
+        cache.set(key, content, KEPT_FOR)
     return content
 
 
