@@ -105,7 +105,7 @@ class ScreenAdmin(admin.ModelAdmin):
     """The devices let in to «Pantalla del club», each by its own link: made here, copied
     from here to the TV's browser, and withdrawn here (unticked «activa», or deleted)."""
 
-    list_display = ["name", "is_active", "created_at", "last_seen", "link"]
+    list_display = ["name", "is_active", "created_at", "last_seen"]
     list_filter = ["active"]
     fields = ["name", "active", "link", "created_at", "last_seen"]
     readonly_fields = ["link", "created_at", "last_seen"]
@@ -120,9 +120,14 @@ class ScreenAdmin(admin.ModelAdmin):
         address = settings.SITE_URL + reverse("screen_token", args=[screen.token])
         # A read-only field, whose text one click selects for copying (admin.css).
         return format_html(
-            '<input type="text" readonly class="screen-link" size="70" value="{}" aria-label="{}">',
+            '<input type="text" readonly class="screen-link" size="70" value="{}" aria-label="{}">'
+            '<div class="help">{}</div>',
             address,
             _("Enlace de la pantalla"),
+            _(
+                "Ábrelo en el navegador de la tele o del portátil: muestra la pantalla del club "
+                "sin entrar con ninguna cuenta, y nada más."
+            ),
         )
 
     @admin.action(description=_("Retirar los enlaces de las pantallas elegidas"))
