@@ -35,7 +35,10 @@ Then the phones leave, and the server's memory is read with one, then two, strea
 seat open: the memory per stream is the difference.
 
 Two more users request the stock floors (bench/views.py) once a second each, for the
-ratios. Statistics start after the warm-up.
+ratios. And each screen link in the config is a TV showing «Pantalla del club»: it loads
+the page, then asks its update address every 3 s (screen.js's data-every) with the state
+it shows, «screen poll»; a 200 brings the new board, counted as `screens.boards`.
+Statistics start after the warm-up.
 """
 
 import contextlib
@@ -86,6 +89,8 @@ WRITES: list = []  # (monotonic time of the answer, table, card, version, the ph
 STREAMS = {"open": 0}  # streams open right now
 OPEN_SAMPLES: list[int] = []  # STREAMS["open"], once a second while measuring
 SHARED_KINDS = ("event", "hit", "miss", "sheet")
+SCREEN_EVERY = 3  # seconds: screen.html's data-every
+SCREENS = Counter()  # the screens' polls, and those that brought a new board
 SHARED = Counter()  # changed polls by X-Dados-Shared: hit, miss, own (or a whole sheet);
 # and patches taken from the stream's events (event)
 STOPPING = Event()  # set at the end: no more writes, no new cards
@@ -541,6 +546,31 @@ class Floor(FastHttpUser):
             )
 
 
+class ClubScreen(FastHttpUser):
+    """«Pantalla del club» on a TV, by its screen link (no session): its page once, then
+    its update address every SCREEN_EVERY seconds with the state it shows."""
+
+    wait_time = pacing(SCREEN_EVERY)
+    slot = 0
+
+    def on_start(self):
+        self.phase = time.monotonic() + random.random() * SCREEN_EVERY
+        index = next(i for i, s in enumerate(SEATS) if s[0] == "ClubScreen")
+        self.address = SEATS.pop(index)[4]
+        page = self.client.get(self.address, name="screen page").text
+        self.state = re.search(r'data-state="(\w+)"', page)[1]
+
+    @task
+    def poll(self):
+        # Not a tick of LATE's: its slots are not the phones' one a second.
+        address = f"{self.address}vivo/?estado={self.state}"
+        response = self.client.get(address, name="screen poll")
+        SCREENS["polls"] += 1
+        if response.status_code == 200:
+            self.state = response.headers["X-Dados-Screen"]
+            SCREENS["boards"] += 1
+
+
 @events.cpu_warning.add_listener
 def _cpu_warning(**_):
     CPU_WARNINGS["count"] += 1
@@ -709,7 +739,8 @@ def main(path: str) -> int:
             kind = f"{digital}{'Organizer' if seat == 0 else 'Player'}"
             SEATS.append((kind, table, seat, user, session))
     SEATS.extend(("Floor", None, None, None, s) for s in CONFIG["floor_sessions"])
-    classes = [Organizer, Player, DigitalOrganizer, DigitalPlayer, Floor]
+    SEATS.extend(("ClubScreen", None, None, None, link) for link in CONFIG.get("screens", []))
+    classes = [Organizer, Player, DigitalOrganizer, DigitalPlayer, Floor, ClubScreen]
     for user_class in classes:
         user_class.fixed_count = sum(s[0] == user_class.__name__ for s in SEATS)
     classes = [c for c in classes if c.fixed_count]
@@ -720,6 +751,7 @@ def main(path: str) -> int:
     gevent.sleep(CONFIG["warmup"])
     env.stats.reset_all()
     SHARED.clear()
+    SCREENS.clear()
     gc.collect()
     gc.freeze()  # the users and their sessions: no full collection walks them again
     LATE.clear()
@@ -745,6 +777,7 @@ def main(path: str) -> int:
     errors = [f"{e.occurrences} x {e.name}: {e.error}" for e in env.stats.errors.values()]
     late = list(LATE)
     shared = dict(SHARED)
+    screens = dict(SCREENS)
     STOPPING.set()  # the writes stop; every phone gets the last one
     gevent.sleep(CONFIG.get("quiet", 8))
     behind = phones_behind()
@@ -768,7 +801,7 @@ def main(path: str) -> int:
             "late_p99_ms": percentile(late, 0.99) * 1000,
             "cpu_warnings": CPU_WARNINGS["count"],
             # Ticks run / slots (one per user per second): a slot missed is skipped.
-            "schedule": len(late) / (users * wall),
+            "schedule": len(late) / ((users - ClubScreen.fixed_count) * wall),
         },
         "streams": {
             "open_mean": sum(OPEN_SAMPLES) / len(OPEN_SAMPLES) if OPEN_SAMPLES else 0,
@@ -784,6 +817,7 @@ def main(path: str) -> int:
             "behind_examples": behind[:5],
             **memory,
         },
+        "screens": {"open": len(CONFIG.get("screens", [])), **screens},
         "machine": {
             "busy": busy,
             "cores": ncpu,

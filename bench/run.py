@@ -56,7 +56,7 @@ TRANSPORTS = {
 # streams under uvicorn (--stream-workers), as nginx would route /tarjetas/N/eventos/.
 FLOORS = {"write": "floor: one-row write in atomic()", "read": "floor: @login_required GET"}
 WRITES = ("box write", "roll", "score")  # their p50 is divided by the write floor's
-SETUP = {"create card", "floor setup"}  # warm-up only
+SETUP = {"create card", "floor setup", "screen page"}  # warm-up only
 # A generator this late or this busy measures itself, not the server: the run is retried.
 MAX_LATE_MS, MAX_GENERATOR_CPU = 50, 0.9
 QUIET, MAX_OTHERS = 0.25, 0.5  # others' share of the machine before a run; cores during it
@@ -211,7 +211,8 @@ def one_run(args, database, tables: int, transport: str) -> dict:
     env = server_env(url)
     # The shared cache's table, which migrate makes (a SQLite copy's is a file beside it).
     python("manage.py", "migrate", "--noinput", "-v0", env=env)
-    config = json.loads(python("-m", "bench.seed", "--tables", str(tables), env=env, capture=True))
+    seeded = ("-m", "bench.seed", "--tables", str(tables), "--screens", str(args.screens))
+    config = json.loads(python(*seeded, env=env, capture=True))
     waited = 0
     while busy() > QUIET and waited < args.wait_quiet:  # someone else's tests, say
         time.sleep(10)
@@ -290,6 +291,11 @@ def combine(runs: list[dict]) -> dict:
         "runs": len(runs),
         "streams": streams,
         "generator": {k: median("generator", k) for k in ("cpu", "late_p99_ms", "schedule")},
+        # The screens open, their polls and the new boards those brought.
+        "screens": {
+            k: statistics.median(r.get("screens", {}).get(k, 0) for r in runs)
+            for k in runs[0].get("screens", {})
+        },
         "machine": {
             **{k: median("machine", k) for k in ("busy", "server", "database", "others", "disk")},
             "streamer": median("machine", "streamer") if "streamer" in runs[0]["machine"] else 0,
@@ -521,6 +527,9 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--worker-class", default="sync", choices=["sync", "gthread"])
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument(
+        "--screens", type=int, default=2, help="«Pantalla del club» open in the room (issue 59)"
+    )
     parser.add_argument("--stream-workers", type=int, default=2, help="split: uvicorn's")
     parser.add_argument("--threads", type=int, default=1, help="per gthread worker")
     parser.add_argument("--wait-quiet", type=float, default=300, help="at most, before a run")

@@ -152,7 +152,7 @@ def seed(*, players=100, games=10_000) -> None:
     )
 
 
-def tables(n: int, floors: int) -> dict:
+def tables(n: int, floors: int, screens: int = 0) -> dict:
     """Six players for each of n tables (the first organizes): the seeded players, then
     newcomers with no games where the tables seat more people than the club has (a person
     holds one phone, as the streams' limit per user expects); and a logged-in session for
@@ -168,6 +168,9 @@ def tables(n: int, floors: int) -> dict:
         get_user_model,
     )
     from django.db import transaction
+    from django.urls import reverse
+
+    from scorecards.models import Screen
 
     backend = next(b for b in settings.AUTHENTICATION_BACKENDS if "axes" not in b)
     store = import_module(settings.SESSION_ENGINE).SessionStore
@@ -197,6 +200,10 @@ def tables(n: int, floors: int) -> dict:
                 for table in seated
             ],
             "floor_sessions": [session(users[-1 - i]) for i in range(floors)],
+            "screens": [
+                reverse("screen_token", args=[Screen.objects.create(name=f"Tele {i}").token])
+                for i in range(screens)
+            ],
         }
 
 
@@ -206,12 +213,13 @@ def main(argv=None) -> int:
     parser.add_argument("--games", type=int, default=10_000)
     parser.add_argument("--tables", type=int, help="print the tables' sessions (JSON)")
     parser.add_argument("--floors", type=int, default=2)
+    parser.add_argument("--screens", type=int, default=0, help="screen links to print")
     args = parser.parse_args(argv)
     import django
 
     django.setup()
     if args.tables is not None:
-        print(json.dumps(tables(args.tables, args.floors)))
+        print(json.dumps(tables(args.tables, args.floors, args.screens)))
     else:
         seed(players=args.players, games=args.games)
     return 0

@@ -1,7 +1,12 @@
+from django.conf import settings
 from django.contrib import admin
+from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
-from scorecards.models import Change, Scorecard, Seat
+from accounts.admin_spanish import flag
+from scorecards.models import Change, Scorecard, Screen, Seat
 from scorecards.rules import Category
 
 
@@ -93,3 +98,44 @@ class ScorecardAdmin(admin.ModelAdmin):
         if finalized:
             return deleted, counts, set(), finalized
         return deleted, counts, perms_needed, protected
+
+
+@admin.register(Screen)
+class ScreenAdmin(admin.ModelAdmin):
+    """The devices let in to «Pantalla del club», each by its own link: made here, copied
+    from here to the TV's browser, and withdrawn here (unticked «activa», or deleted)."""
+
+    list_display = ["name", "is_active", "created_at", "last_seen"]
+    list_filter = ["active"]
+    fields = ["name", "active", "link", "created_at", "last_seen"]
+    readonly_fields = ["link", "created_at", "last_seen"]
+    actions = ["withdraw"]
+    is_active = flag(Screen, "active")
+
+    @admin.display(description=_("enlace"))
+    def link(self, screen):
+        if screen.pk is None:
+            return _("Se crea al guardar.")
+        # The configured address (dados/settings.py), never the Host header a request sends.
+        address = settings.SITE_URL + reverse("screen_token", args=[screen.token])
+        # A read-only field, whose text one click selects for copying (admin.css).
+        return format_html(
+            '<input type="text" readonly class="screen-link" size="70" value="{}" aria-label="{}">'
+            '<div class="help">{}</div>',
+            address,
+            _("Enlace de la pantalla"),
+            _(
+                "Ábrelo en el navegador de la tele o del portátil: muestra la pantalla del club "
+                "sin entrar con ninguna cuenta, y nada más."
+            ),
+        )
+
+    @admin.action(description=_("Retirar los enlaces de las pantallas elegidas"))
+    def withdraw(self, request, queryset):
+        withdrawn = queryset.update(active=False)
+        message = ngettext(
+            "%(n)s enlace retirado: ya no abre la pantalla.",
+            "%(n)s enlaces retirados: ya no abren la pantalla.",
+            withdrawn,
+        )
+        self.message_user(request, message % {"n": withdrawn})

@@ -1,4 +1,5 @@
 import dataclasses
+import secrets
 from typing import NamedTuple
 
 from django.conf import settings
@@ -648,3 +649,56 @@ class Roll(models.Model):
     def kept_faces(self) -> str:
         """The faces it kept from the roll before, in position order: «4 5 6»."""
         return " ".join(self.dice[int(position) - 1] for position in self.kept)
+
+
+def screen_token() -> str:
+    """A screen link's token: unguessable, and short enough for a URL typed on a TV."""
+    return secrets.token_urlsafe(24)
+
+
+class Screen(models.Model):
+    """A device the admin lets show «Pantalla del club» without an account (a TV, a laptop
+    in the room): its link carries the token. Withdrawn (not active, or deleted), the link
+    answers 404. The token opens that page and its updates, nothing else: no session."""
+
+    # last_seen is written at most this often (seconds): a screen polls every few seconds.
+    SEEN_EVERY = 60
+
+    name = models.CharField(
+        _("nombre"), max_length=60, help_text=_("Dónde está: «Tele del salón».")
+    )
+    token = models.CharField(
+        _("código"), max_length=64, unique=True, default=screen_token, editable=False
+    )
+    active = models.BooleanField(
+        _("activa"), default=True, help_text=_("Desmárcala para retirar el enlace: dará 404.")
+    )
+    created_at = models.DateTimeField(_("creada"), auto_now_add=True)
+    last_seen = models.DateTimeField(
+        _("vista por última vez"), null=True, blank=True, editable=False
+    )
+
+    class Meta:
+        verbose_name = _("pantalla del club")
+        verbose_name_plural = _("pantallas del club")
+        ordering = ["name", "pk"]
+
+    def __str__(self):
+        return self.name
+
+    @classmethod
+    def admits(cls, user, token: str | None) -> bool:
+        """Who sees «Pantalla del club»: with a screen link's token, whoever holds it while
+        the link is active (logged in or not); without one, staff. The one place that says
+        so: the screen's views ask nothing else. A link let in is noted as seen (at most
+        once every SEEN_EVERY seconds: the admin's «vista por última vez»)."""
+        if token is None:
+            return user.is_authenticated and user.is_staff
+        found = cls.objects.filter(token=token, active=True).values_list("pk", "last_seen")
+        if (screen := found.first()) is None:
+            return False
+        pk, last_seen = screen
+        now = timezone.now()
+        if last_seen is None or (now - last_seen).total_seconds() >= cls.SEEN_EVERY:
+            cls.objects.filter(pk=pk).update(last_seen=now)
+        return True

@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from scorecards.views import card, history, new, players, writes
+from scorecards.views import card, history, new, players, screen, writes
 
 # One card's pages, under tarjetas/<pk>/.
 card = [
@@ -32,4 +32,9 @@ urlpatterns = [
     path("jugadores/<int:pk>/", players.player, name="player"),
     path("clasificacion/", players.ranking, name="ranking"),
     path("records/", players.records, name="records"),
+    # «Pantalla del club»: staff's, and a screen link's (its token, which "vivo" never is).
+    path("pantalla/", screen.screen_page, name="screen"),
+    path("pantalla/vivo/", screen.screen_live, name="screen_live"),
+    path("pantalla/<slug:token>/", screen.screen_page, name="screen_token"),
+    path("pantalla/<slug:token>/vivo/", screen.screen_live, name="screen_token_live"),
 ]

@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import NoReverseMatch, URLPattern, URLResolver, get_resolver, reverse
 
 from scorecards import services, turns
-from scorecards.models import Change, Roll, Scorecard, Seat
+from scorecards.models import Change, Roll, Scorecard, Screen, Seat
 from scorecards.urls import card as card_urls
 from tests.dice import Scripted
 from tests.factories import UserFactory, fill, make_scorecard
@@ -85,6 +85,11 @@ def card_rematch(role, state):
     if state == "in_progress":
         return 409, "La partida aún no ha terminado"
     return 302
+
+
+def staff_only(role, state):
+    """«Pantalla del club» at /pantalla/: staff's (Screen.admits); a player is told so."""
+    return {"anonymous": LOGIN, "staff": 200}.get(role, (403, "es de la administración"))
 
 
 def split(expected):
@@ -162,6 +167,15 @@ EXPECTED = {
     ("service_worker", "POST"): everyone(405, anonymous=405),
     ("offline", "GET"): everyone(200, anonymous=200),
     ("offline", "POST"): everyone(405, anonymous=405),
+    ("screen", "GET"): staff_only,
+    ("screen", "POST"): everyone(405, anonymous=405),
+    ("screen_live", "GET"): staff_only,
+    ("screen_live", "POST"): everyone(405, anonymous=405),
+    # A screen link: whoever holds it, logged in or not, sees the screen and nothing else.
+    ("screen_token", "GET"): everyone(200, anonymous=200),
+    ("screen_token", "POST"): everyone(405, anonymous=405),
+    ("screen_token_live", "GET"): everyone(200, anonymous=200),
+    ("screen_token_live", "POST"): everyone(405, anonymous=405),
 }
 
 DATA = {
@@ -225,6 +239,8 @@ def url_for(name, card, player):
         "scorecard_qr": {"pk": card.pk},
         "player": {"pk": player.pk},
     }.get(name, {})
+    if name.startswith("screen_token"):
+        kwargs = {"token": Screen.objects.get_or_create(name="Tele")[0].token}
     return reverse(name, kwargs=kwargs)
 
 
