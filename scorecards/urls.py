@@ -1,6 +1,6 @@
-from django.urls import include, path
+from django.urls import include, path, re_path
 
-from scorecards.views import card, history, new, players, writes
+from scorecards.views import card, history, new, players, share, writes
 
 # One card's pages, under tarjetas/<pk>/.
 card = [
@@ -18,6 +18,8 @@ card = [
     path("exportar.json", history.scorecard_json, name="scorecard_json"),
     path("revancha/", writes.rematch, name="rematch"),
     path("qr/", card.scorecard_qr, name="scorecard_qr"),
+    path("compartir/", share.scorecard_share, name="scorecard_share"),
+    path("dejar-de-compartir/", share.scorecard_unshare, name="scorecard_unshare"),
 ]
 
 urlpatterns = [
@@ -32,4 +34,11 @@ urlpatterns = [
     path("jugadores/<int:pk>/", players.player, name="player"),
     path("clasificacion/", players.ranking, name="ranking"),
     path("records/", players.records, name="records"),
+    # A shared game, public: its token is the whole of its address (secrets.token_urlsafe).
+    re_path(r"^compartida/(?P<token>[A-Za-z0-9_-]{1,32})/$", share.shared, name="shared"),
+    re_path(
+        r"^compartida/(?P<token>[A-Za-z0-9_-]{1,32})/imagen\.png$",
+        share.shared_picture,
+        name="shared_picture",
+    ),
 ]

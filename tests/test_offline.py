@@ -34,10 +34,11 @@ def test_every_module_the_page_imports_is_kept_for_a_reload_without_a_network():
                 imported.add(name)
                 todo.append(name)
     assert "outbox" in imported
-    # and one page's own module, which its template loads (not needed without a network)
-    order = (folder.parent.parent / "templates" / "scorecards" / "order.html").read_text()
-    assert "js/seating.js" in order
-    assert imported == {path.stem for path in folder.glob("*.js")} - {"dados", "seating"}
+    # and pages' own modules, which their templates load (not needed without a network)
+    templates = folder.parent.parent / "templates" / "scorecards"
+    assert "js/seating.js" in (templates / "order.html").read_text()
+    assert "js/share.js" in (templates / "card.html").read_text()
+    assert imported == {path.stem for path in folder.glob("*.js")} - {"dados", "seating", "share"}
     assert set(offline.PRECACHED) >= {"js/dados.js", *(f"js/{name}.js" for name in imported)}
 
 
