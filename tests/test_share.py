@@ -295,7 +295,8 @@ def test_anyone_logged_out_sees_the_final_card_positions_and_date(game, shared_p
     assert 'id="row-chance"' in text
     finalized_at = localtime(Scorecard.objects.get(pk=game.pk).finalized_at)
     assert f'datetime="{dateformat.format(finalized_at, "c")}"' in text
-    assert f"Finalizada el {date_format(finalized_at, 'DATE_FORMAT')}." in text
+    assert f"Partida de Dados del {date_format(finalized_at, 'DATE_FORMAT')}</h1>" in text
+    assert f"Terminó a las {finalized_at:%H:%M}." in text
 
 
 def test_the_shared_page_carries_no_username_csrf_token_or_link_into_the_app(shared_page, people):
