@@ -409,3 +409,47 @@ def test_the_picture_draws_the_winner_and_the_bundled_font(game):
     assert image.getpixel((5, 5)) == (0xA4, 0x23, 0x1B)
     colours = {image.getpixel((600, y)) for y in range(130, 630, 4)}
     assert (0xF8, 0xEC, 0xE4) in colours
+
+
+def test_a_tie_is_said_as_one(people):
+    """Equal totals share first place: the page, its description and the picture say so."""
+    card = make_scorecard(people["Olga"], [people["Ana"], people["Ben"]])
+    finalize(card)
+    share(logged_in(people["Ana"]), card)
+    token = token_of(card)
+    text = Client().get(public(token)).text
+    assert "Empate: <bdi>Ana</bdi> y <bdi>Ben</bdi> con 245" in text
+    description = re.search(r'<meta property="og:description" content="([^"]*)"', text)[1]
+    assert description == "Empate: \u2068Ana\u2069 y \u2068Ben\u2069 con 245."
+    assert text.count('class="winner"') == 2
+
+
+def test_the_picture_goes_with_a_backup(game, people):
+    """Kept in the database, the picture is one of the rows a backup writes (safekeeping
+    serializes every model) and comes back the same from a restore."""
+    import json
+
+    from django.core import serializers
+    from django.core.serializers.json import DjangoJSONEncoder
+
+    from safekeeping.archive import copied_models
+
+    share(logged_in(people["Ana"]), game)
+    assert Share in copied_models()
+    row = serializers.serialize("python", Share.objects.all())[0]
+    written = json.loads(json.dumps(row, cls=DjangoJSONEncoder))  # as a backup's line
+    restored = Share._meta.get_field("picture").to_python(written["fields"]["picture"])
+    assert bytes(restored) == bytes(Share.objects.get().picture)
+    assert bytes(restored).startswith(b"\x89PNG")
+
+
+def test_an_english_visitor_reads_the_shared_page_in_english(shared_page, settings):
+    token, _response = shared_page
+    client = Client()
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    text = client.get(public(token)).text
+    assert '<html lang="en">' in text
+    assert "<bdi>Ben</bdi> wins with" in text
+    assert "Positions" in text
+    assert "Final card" in text
+    assert "Dados game of " in text
