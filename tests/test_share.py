@@ -453,3 +453,14 @@ def test_an_english_visitor_reads_the_shared_page_in_english(shared_page, settin
     assert "Positions" in text
     assert "Final card" in text
     assert "Dados game of " in text
+
+
+def test_a_chat_may_ask_for_the_headers_alone(shared_page):
+    """Some link previews ask with HEAD first."""
+    token, _response = shared_page
+    client = Client()
+    assert client.head(public(token)).status_code == 200
+    response = client.head(picture_of(token))
+    assert response.status_code == 200
+    assert response["Content-Type"] == "image/png"
+    assert client.post(picture_of(token)).status_code == 405

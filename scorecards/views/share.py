@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import formats, timezone
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from accounts.names import isolate_text
 from scorecards import services, sheets
@@ -65,7 +65,7 @@ def scorecard_unshare(request, pk):
     return share_answer(request, pk, None)
 
 
-@require_GET
+@require_safe
 def shared(request, token):
     """A shared game's public page: the final card, the positions and the date."""
     share = Share.objects.public(token)
@@ -96,7 +96,7 @@ def shared(request, token):
     return response
 
 
-@require_GET
+@require_safe
 def shared_picture(request, token):
     """A shared game's picture, drawn when it was first shared: 404 once withdrawn."""
     share = Share.objects.filter(token=token).values_list("picture", flat=True).first()
