@@ -87,6 +87,9 @@ class Access:
     takes_part: bool
     # May start a rematch («Revancha») of a finished game: its organizer or a player.
     starts_rematch: bool
+    # May make and withdraw a finished game's public link («Compartir»): its organizer or
+    # a player (staff who took no part may see the game, not publish it).
+    shares: bool
     # What the card page's viewer is, whatever the card's state (the sheet, the same for
     # everyone, carries every control; the page shows each viewer theirs, card.html):
     # organizes it while in play (the organizer, or staff)...
@@ -112,6 +115,7 @@ class Access:
         manages = cls.manager(user, organizer_id)
         plays_every_turn = user.pk == organizer_id
         organizes = in_play and manages
+        takes_part = user.pk == organizer_id or seated
         return cls(
             organizes=organizes,
             writes_by_hand=organizes and not digital,
@@ -119,8 +123,9 @@ class Access:
             and in_play
             and turn_player_id is not None
             and (plays_every_turn or user.pk == turn_player_id),
-            takes_part=user.pk == organizer_id or seated,
-            starts_rematch=not in_play and (user.pk == organizer_id or seated),
+            takes_part=takes_part,
+            starts_rematch=not in_play and takes_part,
+            shares=not in_play and takes_part,
             manages=manages,
             plays_every_turn=plays_every_turn,
         )
@@ -571,6 +576,67 @@ class Change(models.Model):
             f"{seats.get(seat_id, seat_id)}: {box_label(box)} {said(old)} → {said(new)}"
             for seat_id, box, old, new in self.items
         )
+
+
+def without_usernames(seats):
+    """seats, each player named by their display name, or «Jugador N» (N their turn) where
+    they have none: a public page (a shared game) never shows a username. In memory only,
+    on seats read for that page."""
+    for seat in seats:
+        if not seat.player.display_name:
+            seat.player.display_name = gettext("Jugador %(n)s") % {"n": seat.order + 1}
+    return seats
+
+
+class ShareQuerySet(models.QuerySet):
+    def public(self, token) -> "Share":
+        """The share a public link names, with its game and seats: 404 for a link never
+        made or withdrawn (a withdrawn share keeps its row and picture, not its token)."""
+        share = self.defer("picture").select_related("scorecard__organizer")
+        share = share.filter(token=token).first()
+        if share is None:
+            raise Http404
+        models.prefetch_related_objects([share.scorecard], seats_in_order())
+        return share
+
+
+class Share(models.Model):
+    """A finished game's public, read-only link («Compartir»), and its picture for a chat's
+    preview. One per game: withdrawing the link empties its token, and sharing again makes
+    a new one, so a withdrawn link stays dead; the picture stays, drawn once.
+
+    The picture is kept here, in the database, rather than in the cache or a media folder:
+    it survives a restart and a cache clear, goes with the club's backups and restores
+    (safekeeping copies every model), and needs no writable folder on the app servers.
+    Only shared games have one, about 30 KB each.
+    """
+
+    scorecard = models.OneToOneField(
+        Scorecard, on_delete=models.CASCADE, related_name="share", verbose_name=_("tarjeta")
+    )
+    # secrets.token_urlsafe(16): 128 bits, unguessable; empty (NULL) once withdrawn.
+    token = models.CharField(
+        _("enlace"), max_length=32, unique=True, null=True, blank=True, editable=False
+    )
+    shared_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        db_index=False,
+        verbose_name=_("compartida por"),
+    )
+    shared_at = models.DateTimeField(_("compartida"), default=timezone.now)
+    # The PNG a chat shows for the link (scorecards.picture), 1200 by 630.
+    picture = models.BinaryField(_("imagen"), editable=False)
+
+    objects = ShareQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("partida compartida")
+        verbose_name_plural = _("partidas compartidas")
+
+    def __str__(self):
+        return str(self.scorecard)
 
 
 class KeptKey(models.Model):

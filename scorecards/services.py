@@ -5,6 +5,7 @@ one they only see is not theirs to change (403). Any other refusal is a Refused,
 message for the person at the table.
 """
 
+import secrets
 from typing import NamedTuple
 
 from django.contrib.auth import get_user_model
@@ -21,9 +22,9 @@ from django.utils.translation import ngettext
 from accounts.forms import name_taken
 from accounts.models import GUESTS_PER_DAY, same_name
 from accounts.names import fold, isolate_text
-from scorecards import once, rules
+from scorecards import once, picture, rules
 from scorecards.labels import BONUS_BOX, BOX_LABELS, box_label, names_list, said
-from scorecards.models import BOXES, Change, FinalizedError, Scorecard, Seat
+from scorecards.models import BOXES, Change, FinalizedError, Scorecard, Seat, Share
 from scorecards.refusals import Refused
 from scorecards.rules import Category
 
@@ -266,6 +267,60 @@ def scorecard_rematch(*, scorecard_id, user) -> Rematch:
             raise
         return Rematch(made, made=False)
     return Rematch(scorecard, made=True)
+
+
+def shared_game(scorecard_id, user) -> Scorecard:
+    """The finished game user may share or stop sharing (Access.shares), with its seats:
+    404 to those who do not see it, a refusal to the others."""
+    finished = Scorecard.objects.for_user(user).with_seats().filter(pk=scorecard_id).first()
+    if finished is None:
+        raise Http404
+    access = finished.access(user)
+    if not access.shares:
+        if not access.takes_part:
+            raise Refused(_("Solo quien jugó u organizó la partida puede compartirla."), status=403)
+        raise Refused(_("La partida aún no ha terminado: se comparte cuando acaba."), status=409)
+    return finished
+
+
+def scorecard_share(*, scorecard_id, user) -> Share:
+    """«Compartir»: a finished game's public link, made by one of its players or its
+    organizer; the link it has already if it has one. Its picture is drawn the first time
+    only (a finished game never changes): sharing again after a withdrawal keeps it and
+    makes a new token, so the withdrawn link stays dead."""
+    finished = shared_game(scorecard_id, user)
+    share = Share.objects.defer("picture").filter(scorecard=finished).first()
+    if share is None:
+        # Drawn before the write's transaction, which holds SQLite's one write lock.
+        drawn = picture.draw(finished)
+        try:
+            with transaction.atomic():
+                share = Share.objects.create(
+                    scorecard=finished, token=new_token(), shared_by=user, picture=drawn
+                )
+        except IntegrityError:
+            # Another tap shared it meanwhile: theirs stands.
+            share = Share.objects.defer("picture").get(scorecard=finished)
+    if share.token is None:
+        token, now = new_token(), timezone.now()
+        # Only where it is still withdrawn: two taps at once make one link.
+        Share.objects.filter(pk=share.pk, token__isnull=True).update(
+            token=token, shared_by=user, shared_at=now
+        )
+        share.refresh_from_db(fields=["token", "shared_by", "shared_at"])
+    return share
+
+
+def scorecard_unshare(*, scorecard_id, user) -> None:
+    """«Dejar de compartir»: the game's public link answers 404 from now on; its picture
+    is kept for a later share."""
+    finished = shared_game(scorecard_id, user)
+    Share.objects.filter(scorecard=finished).update(token=None)
+
+
+def new_token() -> str:
+    """A share's token: 128 random bits, 22 characters safe in an address."""
+    return secrets.token_urlsafe(16)
 
 
 class NameTaken(Refused):

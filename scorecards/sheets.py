@@ -38,7 +38,14 @@ from scorecards.labels import (
     breakable,
     short_names,
 )
-from scorecards.models import BOXES, Change, Scorecard, in_words, log_summary
+from scorecards.models import (
+    BOXES,
+    Change,
+    Scorecard,
+    in_words,
+    log_summary,
+    without_usernames,
+)
 from scorecards.rules import Category
 
 # A live page further behind than this many changes gets the whole sheet again.
@@ -206,28 +213,7 @@ def parts(scorecard, *, since=None, changes=None) -> dict:
     turn = scorecard.turn
     # The organizer's controls are in the sheet of a physical card in play.
     by_hand = not scorecard.is_finalized and not scorecard.is_digital
-    columns = [
-        {
-            "seat": seat,
-            # Breakable between its syllables where a phone's column is too narrow for it.
-            "short": breakable(short),
-            "totals": totals,
-            "place": place,
-            "missing": max(0, rules.UPPER_BONUS_THRESHOLD - totals.upper),
-            "turn": turn is not None and turn.seat == seat,
-            # Whether the organizer's pickers say there is no bonus, or ask whether five
-            # of a kind was an extra Yahtzee (picker.js reads it from the bonus line).
-            "bonus_due": rules.yahtzee_bonus_due(seat.scores),
-            "bonus": bonus_line(seat, totals, links=by_hand),
-        }
-        for seat, totals, place, short in zip(
-            seats,
-            [seat.totals for seat in seats],
-            scorecard.places,
-            short_names([s.player.name for s in seats]),
-            strict=True,
-        )
-    ]
+    columns = sheet_columns(scorecard, seats, turn, links=by_hand)
     if changes is None and since is None:
         changes = Change.objects.recent(scorecard)
     elif changes is None:
@@ -251,6 +237,33 @@ def parts(scorecard, *, since=None, changes=None) -> dict:
         context["log_summary"] = log_summary(changes, digital=scorecard.is_digital)
         context["result"] = result(seats)
     return context
+
+
+def sheet_columns(scorecard, seats, turn, *, links: bool) -> list[dict]:
+    """Each seat's column: its heading, sums, position and bonus line; with `links`, the
+    organizer's addresses on its bonus line."""
+    return [
+        {
+            "seat": seat,
+            # Breakable between its syllables where a phone's column is too narrow for it.
+            "short": breakable(short),
+            "totals": totals,
+            "place": place,
+            "missing": max(0, rules.UPPER_BONUS_THRESHOLD - totals.upper),
+            "turn": turn is not None and turn.seat == seat,
+            # Whether the organizer's pickers say there is no bonus, or ask whether five
+            # of a kind was an extra Yahtzee (picker.js reads it from the bonus line).
+            "bonus_due": rules.yahtzee_bonus_due(seat.scores),
+            "bonus": bonus_line(seat, totals, links=links),
+        }
+        for seat, totals, place, short in zip(
+            seats,
+            [seat.totals for seat in seats],
+            scorecard.places,
+            short_names([s.player.name for s in seats]),
+            strict=True,
+        )
+    ]
 
 
 def play(scorecard, seat) -> dict:
@@ -311,7 +324,18 @@ def result(seats) -> dict:
 def sheet_context(scorecard, *, error=None) -> dict:
     """What the card's whole sheet shows: its parts, and a row of cells per box."""
     context = parts(scorecard)
-    urls = [(seat, box_urls(seat)) for seat in context["seats"]]
+    context |= sheet_rows(context["seats"]) | {"error": error}
+    if scorecard.is_finalized:
+        context["rematch"] = rematch(scorecard)
+        context["bgstats"] = bgstats.link(scorecard, context["changes"])
+        made = records.game_records(scorecard)
+        context["records_set"] = records.said(made, context["seats"])
+    return context
+
+
+def sheet_rows(seats) -> dict:
+    """A row of cells per box: `upper`, then `lower`."""
+    urls = [(seat, box_urls(seat)) for seat in seats]
     rows = [
         {
             "box": c.value,
@@ -322,13 +346,23 @@ def sheet_context(scorecard, *, error=None) -> dict:
         for c in Category
     ]
     upper = len(rules.UPPER)
-    context |= {"upper": rows[:upper], "lower": rows[upper:], "error": error}
-    if scorecard.is_finalized:
-        context["rematch"] = rematch(scorecard)
-        context["bgstats"] = bgstats.link(scorecard, context["changes"])
-        made = records.game_records(scorecard)
-        context["records_set"] = records.said(made, context["seats"])
-    return context
+    return {"upper": rows[:upper], "lower": rows[upper:]}
+
+
+def shared_context(scorecard) -> dict:
+    """A shared game's public page (scorecards/shared.html): its final sheet's table, the
+    result and the positions, with each player's public name (without_usernames), and
+    nothing of the app around it: no log, no controls, no link."""
+    seats = without_usernames(list(scorecard.seats.all()))
+    columns = sheet_columns(scorecard, seats, None, links=False)
+    ranked = sorted(columns, key=lambda column: (column["place"], column["seat"].order))
+    return {
+        "scorecard": scorecard,
+        "seats": seats,
+        "columns": columns,
+        "ranked": ranked,
+        "result": result(seats),
+    } | sheet_rows(seats)
 
 
 def rematch(finished) -> dict:

@@ -1,6 +1,6 @@
-from django.urls import include, path
+from django.urls import include, path, re_path
 
-from scorecards.views import card, history, new, players, screen, writes
+from scorecards.views import card, history, new, players, screen, share, writes
 
 # One card's pages, under tarjetas/<pk>/.
 card = [
@@ -18,6 +18,8 @@ card = [
     path("exportar.json", history.scorecard_json, name="scorecard_json"),
     path("revancha/", writes.rematch, name="rematch"),
     path("qr/", card.scorecard_qr, name="scorecard_qr"),
+    path("compartir/", share.scorecard_share, name="scorecard_share"),
+    path("dejar-de-compartir/", share.scorecard_unshare, name="scorecard_unshare"),
 ]
 
 urlpatterns = [
@@ -37,4 +39,11 @@ urlpatterns = [
     path("pantalla/vivo/", screen.screen_live, name="screen_live"),
     path("pantalla/<slug:token>/", screen.screen_page, name="screen_token"),
     path("pantalla/<slug:token>/vivo/", screen.screen_live, name="screen_token_live"),
+    # A shared game, public: its token is the whole of its address (secrets.token_urlsafe).
+    re_path(r"^compartida/(?P<token>[A-Za-z0-9_-]{1,32})/$", share.shared, name="shared"),
+    re_path(
+        r"^compartida/(?P<token>[A-Za-z0-9_-]{1,32})/imagen\.png$",
+        share.shared_picture,
+        name="shared_picture",
+    ),
 ]

@@ -38,7 +38,7 @@ DATA = Path(__file__).parent / "data"
 OLD_BACKUP = DATA / "dados-2026-12-07-backup.json.gz"
 
 # A small club with one of everything a backup holds: players, an admin, a guest, a
-# physical game finished through its change log (with a correction), a digital game
+# physical game finished through its change log (with a correction) and shared, a digital game
 # finished with its rolls, a card in play, an access log entry, a group and permissions,
 # an entry in the admin's history.
 CLUB = """
@@ -52,7 +52,7 @@ from django.contrib.contenttypes.models import ContentType
 from accounts.models import User
 from scorecards import turns
 from scorecards.models import Scorecard, Seat
-from scorecards.services import box_write, scorecard_create, scorecard_finalize
+from scorecards.services import box_write, scorecard_create, scorecard_finalize, scorecard_share
 from tests.factories import full_card
 
 hashed = make_password(sys.argv[1])
@@ -80,6 +80,7 @@ for seat in card.seats.all():
 first = card.seats.get(order=0)
 box_write(scorecard_id=card.pk, seat_id=first.pk, box="chance", value=30, was=5, author=olga)
 scorecard_finalize(scorecard_id=card.pk, author=olga)
+scorecard_share(scorecard_id=card.pk, user=ana)
 
 digital = scorecard_create(organizer=olga, players=[ana], mode=Scorecard.DIGITAL)
 while True:
@@ -112,7 +113,11 @@ from scorecards.models import Seat
 rows = {}
 for model in copied_models():
     values = model._base_manager.order_by("pk").values_list()
-    text = json.dumps([list(v) for v in values], default=str, sort_keys=True)
+    # A shared game's picture as hex: bytes from SQLite, a memoryview from psycopg.
+    text = json.dumps(
+        [list(v) for v in values], sort_keys=True,
+        default=lambda v: bytes(v).hex() if isinstance(v, bytes | memoryview) else str(v),
+    )
     rows[model._meta.label_lower] = [len(values), hashlib.sha256(text.encode()).hexdigest()]
 finished = list(
     Seat.objects.filter(scorecard__finalized_at__isnull=False)

@@ -443,13 +443,14 @@ def test_history_pages_cost_the_same_at_10_and_500_games(
     # session, user, my cards, their seats + players
     with django_assert_num_queries(4):
         ana_client.get(reverse("history_csv"))
-    # session, user, the card and organizer, its seats and players, its changes; and,
-    # once per game finalized in the club, the finalized games' count and the records'
-    # pass, for the records this game set (kept until another game is finalized)
-    with django_assert_num_queries(7):
+    # session, user, the card and organizer, its seats and players, its changes, its
+    # public link (Ana played: «Compartir» is hers); and, once per game finalized in the
+    # club, the finalized games' count and the records' pass, for the records this game
+    # set (kept until another game is finalized)
+    with django_assert_num_queries(8):
         ana_client.get(reverse("scorecard", args=[cards[-1].pk]))
     # another game: the records kept, found by the finalized games' count
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(7):
         ana_client.get(reverse("scorecard", args=[cards[-2].pk]))
     assert Scorecard.objects.count() == 2 * n
 

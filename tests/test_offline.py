@@ -38,7 +38,8 @@ def test_every_module_the_page_imports_is_kept_for_a_reload_without_a_network():
     templates = folder.parent.parent / "templates" / "scorecards"
     assert "js/seating.js" in (templates / "order.html").read_text()
     assert "js/screen.js" in (templates / "screen.html").read_text()
-    own = {"dados", "seating", "screen"}
+    assert "js/share.js" in (templates / "card.html").read_text()
+    own = {"dados", "seating", "screen", "share"}
     assert imported == {path.stem for path in folder.glob("*.js")} - own
     assert set(offline.PRECACHED) >= {"js/dados.js", *(f"js/{name}.js" for name in imported)}
 

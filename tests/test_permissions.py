@@ -92,6 +92,18 @@ def staff_only(role, state):
     return {"anonymous": LOGIN, "staff": 200}.get(role, (403, "es de la administración"))
 
 
+def card_share(role, state):
+    """«Compartir» and «Dejar de compartir»: the organizer and the players of a finished
+    game (to htmx, the page's share section); staff see the game but play no part in it."""
+    if role in ("anonymous", "stranger"):
+        return {"anonymous": LOGIN, "stranger": 404}[role]
+    if role == "staff":
+        return 403, "Solo quien jugó u organizó la partida puede compartirla."
+    if state == "in_progress":
+        return 409, "La partida aún no ha terminado"
+    return 200
+
+
 def split(expected):
     """(status, words the answer must say or None) of an expectation."""
     return expected if isinstance(expected, tuple) else (expected, None)
@@ -162,6 +174,16 @@ EXPECTED = {
     ("rematch", "POST"): card_rematch,
     ("scorecard_qr", "GET"): card_view,
     ("scorecard_qr", "POST"): everyone(405),
+    ("scorecard_share", "GET"): everyone(405),
+    ("scorecard_share", "POST"): card_share,
+    ("scorecard_unshare", "GET"): everyone(405),
+    ("scorecard_unshare", "POST"): card_share,
+    # A shared game's public page and picture: for anyone, logged in or not; a link never
+    # made (or withdrawn) is 404 to all alike.
+    ("shared", "GET"): everyone(404, anonymous=404),
+    ("shared", "POST"): everyone(405, anonymous=405),
+    ("shared_picture", "GET"): everyone(404, anonymous=404),
+    ("shared_picture", "POST"): everyone(405, anonymous=405),
     # What a phone keeps for a reload without a network: for anyone, naming no one.
     ("service_worker", "GET"): everyone(200, anonymous=200),
     ("service_worker", "POST"): everyone(405, anonymous=405),
@@ -237,6 +259,10 @@ def url_for(name, card, player):
         "score": {"pk": card.pk},
         "rematch": {"pk": card.pk},
         "scorecard_qr": {"pk": card.pk},
+        "scorecard_share": {"pk": card.pk},
+        "scorecard_unshare": {"pk": card.pk},
+        "shared": {"token": "nuncaCompartida"},
+        "shared_picture": {"token": "nuncaCompartida"},
         "player": {"pk": player.pk},
     }.get(name, {})
     if name.startswith("screen_token"):
@@ -252,6 +278,7 @@ def snapshot():
         "scorecards_seat",
         "scorecards_change",
         "scorecards_roll",
+        "scorecards_share",
     ]
     with connection.cursor() as cursor:
         rows = {}
@@ -431,6 +458,8 @@ DIGITAL = {
     ("score", "POST"): digital_turn,
     ("rematch", "POST"): card_rematch,
     ("scorecard_qr", "GET"): card_view,
+    ("scorecard_share", "POST"): card_share,
+    ("scorecard_unshare", "POST"): card_share,
 }
 
 

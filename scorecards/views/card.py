@@ -23,7 +23,8 @@ from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
 from scorecards import live, presence, services, sheets
-from scorecards.models import Access, Scorecard
+from scorecards.models import Access, Scorecard, Share
+from scorecards.views.share import shared_url
 
 
 def card_for(request, pk) -> Scorecard:
@@ -80,6 +81,10 @@ def scorecard_detail(request, pk):
     context["presence"] = context["streams"] and scorecard.is_digital
     if access.writes_by_hand:
         context["pickers"] = sheets.picker_copies()
+    if access.shares:
+        # «Compartir»: the game's public link, if it has one now (scorecards.views.share).
+        token = Share.objects.filter(scorecard=scorecard).values_list("token", flat=True).first()
+        context["shared_url"] = shared_url(token) if token else None
     return render(request, "scorecards/card.html", context)
 
 
