@@ -16,7 +16,9 @@ pytestmark = pytest.mark.django_db
 
 # 40 KB until the page's JavaScript became ES modules with no build step (issue 56): gzipped
 # one by one, its ten modules weigh 12.9 KB where the same code in one file would weigh
-# 10.2 KB, and the organizer's page carries each box's picker (2.0 KB). Measured 43.7 KB.
+# 10.2 KB, and the organizer's page carries each box's picker (2.0 KB). Measured 43.7 KB;
+# 44.9 KB with the patches applied by versions.js rather than htmx (+0.4 KB, 70 ms less per
+# patch on a slow phone), the home-screen icon (0.5 KB) no longer counted.
 FIRST_LOAD = 44 * 1024
 FRAGMENT = 5 * 1024
 
@@ -61,7 +63,11 @@ def test_the_first_load_of_the_card_page_fits_in_44_kb(six_player_card):
     page = client.get(reverse("scorecard", args=[card.pk]), headers={"Accept-Encoding": "gzip"})
     assert page["Content-Encoding"] == "gzip"
     html = body(page)
-    assets = set(re.findall(rb'(?:src|href)="(/static/[^"]+)"', html))
+    # Not the home-screen icon: a browser asks for it when the page is added to the home
+    # screen, not to show it (Chromium as a phone loads the CSS, htmx, the modules, the logo).
+    icons = set(re.findall(rb'<link rel="apple-touch-icon"[^>]* href="(/static/[^"]+)"', html))
+    assets = set(re.findall(rb'(?:src|href)="(/static/[^"]+)"', html)) - icons
+    assert icons, "the home-screen icon is no longer linked as the test expects"
     assert any(b"htmx" in a for a in assets)
     assert any(a.endswith(b".css") for a in assets)
     total = received(page) + sum(gz(static_file(a.decode())) for a in assets)
