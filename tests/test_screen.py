@@ -55,6 +55,13 @@ def cards_in_play(n, organizer=None):
 # Who sees it
 
 
+def test_staff_find_the_screen_on_their_home_page_and_players_do_not(staff_client, client):
+    tile = f'href="{reverse("screen")}"'
+    assert tile in staff_client.get(reverse("home")).content.decode()
+    client.force_login(UserFactory())
+    assert tile not in client.get(reverse("home")).content.decode()
+
+
 def test_staff_see_the_screen(staff_client, card):
     response = staff_client.get("/pantalla/")
     assert response.status_code == 200
