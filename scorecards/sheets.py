@@ -37,6 +37,7 @@ from scorecards.labels import (
     box_short,
     breakable,
     short_names,
+    signed,
 )
 from scorecards.models import BOXES, Change, Scorecard, in_words, log_summary
 from scorecards.rules import Category
@@ -219,6 +220,8 @@ def parts(scorecard, *, since=None, changes=None) -> dict:
             # of a kind was an extra Yahtzee (picker.js reads it from the bonus line).
             "bonus_due": rules.yahtzee_bonus_due(seat.scores),
             "bonus": bonus_line(seat, totals, links=by_hand),
+            # «Ritmo del bonus», when the card shows it.
+            "pace": signed(rules.bonus_pace(seat.scores)) if scorecard.show_bonus_pace else "",
         }
         for seat, totals, place, short in zip(
             seats,
@@ -239,6 +242,9 @@ def parts(scorecard, *, since=None, changes=None) -> dict:
         "columns": columns,
         "changes": changes,
         "by_hand": by_hand,
+        # The card's choice, the same for every viewer: each page says whether its viewer
+        # follows it (card.html's viewer_style).
+        "hides_totals": scorecard.hides_totals_now,
     }
     if turn is not None:
         context["turn"] = {"round": turn.round, "rounds": len(Category), "seat": turn.seat}
@@ -408,10 +414,12 @@ def _picker_copies(language: str) -> str:
 
 def cells_since(scorecard, since) -> list[dict] | None:
     """The cells the changes after version `since` wrote, or None when those changes do
-    not account for every version in between (a finalize, or a page too far behind; in
-    a digital game a version without a change is a roll or dice held, which the patch's
-    turn shows)."""
+    not account for every version in between (a finalize, what the table sees changed,
+    or a page too far behind; in a digital game a version without a change is a roll or
+    dice held, which the patch's turn shows)."""
     if scorecard.is_finalized or not 0 <= since < scorecard.version <= since + PATCH_LIMIT:
+        return None
+    if since < scorecard.settings_version:
         return None
     changes = Change.objects.filter(
         scorecard=scorecard, version__gt=since, version__lte=scorecard.version
