@@ -12,7 +12,6 @@ from typing import NamedTuple
 
 __all__ = [
     "BONUS_LINE",
-    "BONUS_PACE_DICE",
     "DICE",
     "FACES",
     "LOWER",
@@ -265,7 +264,7 @@ def totals(scores: Mapping[Category | str, int | None], yahtzee_bonuses: int = 0
 
 
 # Three of each face is the pace of the upper bonus: 3 * (1 + 2 + ... + 6) is exactly 63.
-BONUS_PACE_DICE = 3
+_PACE_DICE = 3
 
 
 def bonus_pace(scores: Mapping[Category | str, int | None]) -> int:
@@ -273,7 +272,7 @@ def bonus_pace(scores: Mapping[Category | str, int | None]) -> int:
     («Ritmo del bonus»): 0 is on course for the bonus. A scratched box (0) is filled, and
     counts -3 * its face; a blank box does not count."""
     card = _card(scores)
-    return sum(card[c] - BONUS_PACE_DICE * c.face for c in UPPER if card[c] is not None)
+    return sum(card[c] - _PACE_DICE * c.face for c in UPPER if card[c] is not None)
 
 
 class Problem(NamedTuple):
