@@ -220,8 +220,8 @@ def parts(scorecard, *, since=None, changes=None) -> dict:
             # of a kind was an extra Yahtzee (picker.js reads it from the bonus line).
             "bonus_due": rules.yahtzee_bonus_due(seat.scores),
             "bonus": bonus_line(seat, totals, links=by_hand),
-            # «Ritmo del bonus», when the card shows it.
-            "pace": signed(rules.bonus_pace(seat.scores)) if scorecard.show_bonus_pace else "",
+            # «Ritmo del bonus», when the card shows it, from the first upper box written.
+            "pace": pace(seat) if scorecard.show_bonus_pace else "",
         }
         for seat, totals, place, short in zip(
             seats,
@@ -257,6 +257,15 @@ def parts(scorecard, *, since=None, changes=None) -> dict:
         context["log_summary"] = log_summary(changes, digital=scorecard.is_digital)
         context["result"] = result(seats)
     return context
+
+
+def pace(seat) -> str:
+    """A seat's «Ritmo del bonus» as its upper sum's cell shows it (labels.signed), or
+    nothing while its upper boxes are all blank."""
+    scores = seat.scores
+    if all(scores[c] is None for c in rules.UPPER):
+        return ""
+    return signed(rules.bonus_pace(scores))
 
 
 def play(scorecard, seat) -> dict:

@@ -81,7 +81,7 @@ def test_a_players_phone_shows_no_total_until_the_end(phone, people):
     expect(anas.locator("#row-ones")).to_be_visible()
     expect(anas.locator("#row-chance")).to_be_visible()
     expect(anas.locator("#row-yahtzee_bonuses")).to_be_visible()
-    expect(anas.locator(f"#c{seats[0].pk}-chance")).to_have_text("22")
+    expect(anas.get_by_role("cell", name="Libre (Chance) — Ana: 22")).to_be_visible()
     totals_hidden(anas)
     expect(
         anas.get_by_text("Los totales y las posiciones se verán al final de la partida.")
@@ -99,6 +99,8 @@ def test_a_players_phone_shows_no_total_until_the_end(phone, people):
 
     # Mid-game, Olga shows the totals after all: Ana's phone follows without a reload...
     olgas.get_by_role("link", name="Lo que ve la mesa").click()
+    expect(olgas.get_by_label("Ocultar totales hasta el final")).to_be_checked()
+    screenshot(olgas, SHOTS / "table-settings-page.png", full_page=True)
     olgas.get_by_label("Ocultar totales hasta el final").uncheck()
     olgas.get_by_role("button", name="Guardar").click()
     expect(olgas.get_by_text("Guardado lo que ve la mesa.")).to_be_visible()
@@ -125,27 +127,32 @@ def test_a_players_phone_shows_no_total_until_the_end(phone, people):
 
 def test_the_bonus_pace_is_beside_each_upper_sum(phone, people):
     olga, players = people
+    # Six players: the narrowest columns a phone shows.
+    players += [UserFactory(username=f"p{n}", display_name=f"Jugadora {n}") for n in range(3)]
     card = services.scorecard_create(organizer=olga, players=players, show_bonus_pace=True)
     seats = list(card.seats.all())
     enter(card, seats[0], olga, twos=8)  # four 2s: +2
-    enter(card, seats[1], olga, threes=6, ones=0)  # -3 and -3
-    # Carla: nothing above yet, on course.
+    enter(card, seats[1], olga, threes=6, ones=0)  # -3, and a scratch: -3
+    # Carla: nothing written above yet.
+    enter(card, seats[3], olga, fours=20, fives=25)  # +8 +10
+    enter(card, seats[4], olga, fours=20, fives=25, sixes=30, threes=15)  # +8 +10 +12 +6
+    expected = ["8 +2", "6 \u22126", "0", "45 +18", "90 +36", "0"]
     for username in ("olga", "ben"):
         page = phone(username, card)
         upper = page.locator("#row-upper td")
-        expect(upper.nth(0)).to_have_text("8 +2")
-        expect(upper.nth(1)).to_have_text("6 \u22126")
-        expect(upper.nth(2)).to_have_text("0 0")
-        pace = upper.nth(0).locator(".pace")
+        for n, shown in enumerate(expected):
+            # Each sum, and its pace, which a screen reader names.
+            words = shown.replace(" ", " Ritmo del bonus: ")
+            expect(upper.nth(n)).to_have_text(words)
+        pace = upper.nth(4).locator(".pace")
         expect(pace).to_be_visible()
-        # Beside the sum, within its column: the sheet does not scroll sideways.
-        cell, mark = upper.nth(0).bounding_box(), pace.bounding_box()
+        assert pace.evaluate("e => e.lastChild.textContent") == "+36"
+        # Under the sum, within its column: the sheet does not scroll sideways.
+        cell, mark = upper.nth(4).bounding_box(), pace.bounding_box()
         assert cell["x"] <= mark["x"]
         assert mark["x"] + mark["width"] <= cell["x"] + cell["width"]
         fit = page.locator(".sheet-scroll").evaluate("e => e.scrollWidth <= e.clientWidth")
         assert fit
-        # A screen reader hears what it is.
-        expect(upper.nth(0)).to_contain_text("Ritmo del bonus: +2")
         screenshot(page.locator("#sheet table"), SHOTS / f"table-settings-pace-{username}.png")
         assert page.errors == []
 
