@@ -164,9 +164,14 @@ def check_seatable(players) -> None:
 
 
 def scorecard_create(
-    *, organizer, players, token=None, mode=Scorecard.PRESENCIAL, hide_totals=False,
+    *,
+    organizer,
+    players,
+    token=None,
+    mode=Scorecard.PRESENCIAL,
+    hide_totals=False,
     show_bonus_pace=False,
-) -> Scorecard:  # fmt: skip
+) -> Scorecard:
     """Create a card with the players in turn order, and what the table sees
     (scorecard_settings).
 

@@ -262,23 +262,23 @@ def scorecard_create(request):
     found = User.objects.in_bulk(ids)
     token = _token(request.POST.get("token", ""))
     mode = request.POST.get("modo") or Scorecard.PRESENCIAL
-    seen = TableSettingsForm(request.POST)
+    table = TableSettingsForm(request.POST)
     try:
         if len(found) != len(ids) or len(ids) != len(request.POST.getlist("p")):
             raise Refused(_("La lista de jugadores no es válida."))
-        if not seen.is_valid():
-            raise Refused(seen.refusal)
+        if not table.is_valid():
+            raise Refused(table.refusal)
         players = [found[i] for i in ids]
         # The old card is discarded only if the new one is made, and only if nobody has
         # started it since it was asked about (its row locked, as every write locks it).
         with transaction.atomic():
             twin = _unstarted_twin(request.user, ids, mode, token)
             if twin is not None and request.POST.get("descartar") != str(twin.pk):
-                return _continue_or_discard(request, twin, players, mode, seen.settings)
+                return _continue_or_discard(request, twin, players, mode, table.settings)
             if twin is not None:
                 services.scorecard_discard(scorecard_id=twin.pk, author=request.user)
             scorecard = services.scorecard_create(
-                organizer=request.user, players=players, token=token, mode=mode, **seen.settings
+                organizer=request.user, players=players, token=token, mode=mode, **table.settings
             )
     except Refused as refused:
         messages.error(request, refused.message)
