@@ -83,6 +83,45 @@ class ModeFilterForm(forms.Form):
         ]
 
 
+TICKED = "on"
+
+
+def ticked_field():
+    """A box of «Lo que ve la mesa»: ticked, it sends what a browser's checkbox sends
+    without a value of its own («on»); unticked, nothing."""
+    return forms.ChoiceField(
+        choices=[(TICKED, TICKED)],
+        required=False,
+        error_messages={
+            "invalid_choice": gettext_lazy(
+                "Lo que ve la mesa se elige marcando o desmarcando sus casillas."
+            )
+        },
+    )
+
+
+class TableSettingsForm(forms.Form):
+    """«Lo que ve la mesa», as «Crear tarjeta» and the card page send it: its totals hidden
+    from the players until the end, and the upper bonus's pace (Scorecard.hide_totals,
+    show_bonus_pace). Any other value is refused."""
+
+    ocultar_totales = ticked_field()
+    ritmo_bonus = ticked_field()
+
+    @property
+    def refusal(self) -> str:
+        """Why it is refused: the first of its errors."""
+        return next(iter(self.errors.values()))[0]
+
+    @property
+    def settings(self) -> dict:
+        """The choices, as services.scorecard_create and scorecard_settings take them."""
+        return {
+            "hide_totals": self.cleaned_data["ocultar_totales"] == TICKED,
+            "show_bonus_pace": self.cleaned_data["ritmo_bonus"] == TICKED,
+        }
+
+
 THIS_MONTH, THIS_YEAR = "mes", "anio"
 
 

@@ -169,3 +169,11 @@ def names_list(names) -> str:
 def said(value) -> str:
     """A box's value in words: «sin anotar» while blank."""
     return gettext("sin anotar") if value is None else str(value)
+
+
+def signed(difference: int) -> str:
+    """A difference as the card shows it: «+4», «0», and below 0 with a minus sign (U+2212),
+    not a hyphen."""
+    if difference > 0:
+        return f"+{difference}"
+    return f"\u2212{-difference}" if difference < 0 else "0"

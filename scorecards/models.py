@@ -77,7 +77,8 @@ class Access:
     Views, services and templates ask this; none of them re-derives it.
     """
 
-    # May change the card (finalize, discard): its organizer, or staff, while in progress.
+    # May change the card (finalize, discard, what the table sees): its organizer, or
+    # staff, while in progress.
     organizes: bool
     # May write boxes by hand: organizes a physical game's card (a digital one's dice decide).
     writes_by_hand: bool
@@ -181,6 +182,16 @@ class Scorecard(models.Model):
         verbose_name=_("revancha de"),
     )
 
+    # What the table sees, chosen when the card is made and changed by its organizer while
+    # in play: the players' phones show the boxes but not the sums and positions until the
+    # game is finished (whoever manages the card sees them: card.html); and beside each
+    # upper sum, how far it is from three of each face (rules.bonus_pace).
+    hide_totals = models.BooleanField(_("ocultar totales hasta el final"), default=False)
+    show_bonus_pace = models.BooleanField(_("ritmo del bonus"), default=False)
+    # The version at which those last changed: a page that shows an older one gets the whole
+    # sheet, which says them (sheets.cells_since), not a patch.
+    settings_version = models.PositiveIntegerField(default=0, editable=False)
+
     objects = ScorecardQuerySet.as_manager()
 
     class Meta:
@@ -223,6 +234,11 @@ class Scorecard(models.Model):
     @property
     def is_digital(self) -> bool:
         return self.mode == Scorecard.DIGITAL
+
+    @property
+    def hides_totals_now(self) -> bool:
+        """Whether its players' pages hide the sums and positions: chosen, until the end."""
+        return self.hide_totals and not self.is_finalized
 
     @property
     def places(self) -> list[int | None]:
@@ -281,6 +297,8 @@ class Scorecard(models.Model):
             "creada": self.created_at.isoformat(),
             "finalizada": self.finalized_at.isoformat() if self.finalized_at else None,
             "organizador": self.organizer.name,
+            "ocultar_totales": self.hide_totals,
+            "ritmo_del_bonus": self.show_bonus_pace,
             "jugadores": [
                 {
                     "jugador": seat.player.name,

@@ -28,6 +28,7 @@ __all__ = [
     "allowed_scores",
     "allowed_values",
     "bonus_line_limit",
+    "bonus_pace",
     "choices",
     "five_of_a_kind",
     "inconsistencies",
@@ -260,6 +261,18 @@ def totals(scores: Mapping[Category | str, int | None], yahtzee_bonuses: int = 0
         lower=sum(card[c] or 0 for c in LOWER),
         yahtzee_bonus=YAHTZEE_BONUS * yahtzee_bonuses,
     )
+
+
+# Three of each face is the pace of the upper bonus: 3 * (1 + 2 + ... + 6) is exactly 63.
+_PACE_DICE = 3
+
+
+def bonus_pace(scores: Mapping[Category | str, int | None]) -> int:
+    """How far the upper boxes filled so far are above (+) or below (-) three of each face
+    («Ritmo del bonus»): 0 is on course for the bonus. A scratched box (0) is filled, and
+    counts -3 * its face; a blank box does not count."""
+    card = _card(scores)
+    return sum(card[c] - _PACE_DICE * c.face for c in UPPER if card[c] is not None)
 
 
 class Problem(NamedTuple):

@@ -164,8 +164,17 @@ def check_seatable(players) -> None:
         )
 
 
-def scorecard_create(*, organizer, players, token=None, mode=Scorecard.PRESENCIAL) -> Scorecard:
-    """Create a card with the players in turn order.
+def scorecard_create(
+    *,
+    organizer,
+    players,
+    token=None,
+    mode=Scorecard.PRESENCIAL,
+    hide_totals=False,
+    show_bonus_pace=False,
+) -> Scorecard:
+    """Create a card with the players in turn order, and what the table sees
+    (scorecard_settings).
 
     With the order page's one-time token, only once: sent again (a double tap, a
     browser resending the form, two requests at once), it answers with the card the
@@ -188,7 +197,11 @@ def scorecard_create(*, organizer, players, token=None, mode=Scorecard.PRESENCIA
     try:
         with transaction.atomic():
             scorecard = Scorecard.objects.create(
-                organizer=organizer, creation_token=token, mode=mode
+                organizer=organizer,
+                creation_token=token,
+                mode=mode,
+                hide_totals=hide_totals,
+                show_bonus_pace=show_bonus_pace,
             )
             Seat.objects.bulk_create(
                 Seat(scorecard=scorecard, player=p, order=i) for i, p in enumerate(players)
@@ -199,7 +212,13 @@ def scorecard_create(*, organizer, players, token=None, mode=Scorecard.PRESENCIA
             raise
         if _same_game(made, players, mode):
             return made
-        return scorecard_create(organizer=organizer, players=players, mode=mode)
+        return scorecard_create(
+            organizer=organizer,
+            players=players,
+            mode=mode,
+            hide_totals=hide_totals,
+            show_bonus_pace=show_bonus_pace,
+        )
     return scorecard
 
 
@@ -234,10 +253,10 @@ def rematch_seating(finished) -> list:
 
 def scorecard_rematch(*, scorecard_id, user) -> Rematch:
     """A new card for a finished game, tapped by user (its organizer or a player): the same
-    players in the same mode, the next one starting (the second seat first, the first
-    last), and the same organizer, whoever taps, so the phone that scored the game scores
-    the next one (user only if that organizer may no longer log in). Only one per game:
-    whoever comes later gets the card made first."""
+    players in the same mode, seeing what that game's table saw, the next one starting (the
+    second seat first, the first last), and the same organizer, whoever taps, so the phone
+    that scored the game scores the next one (user only if that organizer may no longer log
+    in). Only one per game: whoever comes later gets the card made first."""
     finished = Scorecard.objects.for_user(user).with_seats().filter(pk=scorecard_id).first()
     if finished is None:
         raise Http404
@@ -256,7 +275,11 @@ def scorecard_rematch(*, scorecard_id, user) -> Rematch:
     try:
         with transaction.atomic():
             scorecard = Scorecard.objects.create(
-                organizer=organizer, mode=finished.mode, rematch_of=finished
+                organizer=organizer,
+                mode=finished.mode,
+                rematch_of=finished,
+                hide_totals=finished.hide_totals,
+                show_bonus_pace=finished.show_bonus_pace,
             )
             Seat.objects.bulk_create(
                 Seat(scorecard=scorecard, player=p, order=i) for i, p in enumerate(players)
@@ -577,6 +600,19 @@ def _finalize(scorecard, seats) -> None:
     scorecard.finalized_at = timezone.now()
     scorecard.version += 1
     scorecard.save(update_fields=["finalized_at", "version"])
+
+
+def scorecard_settings(*, scorecard_id, author, hide_totals, show_bonus_pace) -> Scorecard:
+    """What the table sees, chosen by whoever organizes the card in play: its totals hidden
+    from the players until the end, the upper bonus's pace. A change moves the card's
+    version, so that every phone's page gets the whole sheet again (sheets.cells_since),
+    which says both; choosing what it already has changes nothing."""
+    with transaction.atomic():
+        scorecard = organized_card(scorecard_id, author)
+        chosen = {"hide_totals": hide_totals, "show_bonus_pace": show_bonus_pace}
+        if any(getattr(scorecard, name) != value for name, value in chosen.items()):
+            _bump(scorecard, **chosen, settings_version=scorecard.version + 1)
+    return scorecard
 
 
 def scorecard_discard(*, scorecard_id, author) -> None:

@@ -37,6 +37,7 @@ from scorecards.labels import (
     box_short,
     breakable,
     short_names,
+    signed,
 )
 from scorecards.models import (
     BOXES,
@@ -225,6 +226,9 @@ def parts(scorecard, *, since=None, changes=None) -> dict:
         "columns": columns,
         "changes": changes,
         "by_hand": by_hand,
+        # The card's choice, the same for every viewer: each page says whether its viewer
+        # follows it (card.html's viewer_style).
+        "hides_totals": scorecard.hides_totals_now,
     }
     if turn is not None:
         context["turn"] = {"round": turn.round, "rounds": len(Category), "seat": turn.seat}
@@ -255,6 +259,8 @@ def sheet_columns(scorecard, seats, turn, *, links: bool) -> list[dict]:
             # of a kind was an extra Yahtzee (picker.js reads it from the bonus line).
             "bonus_due": rules.yahtzee_bonus_due(seat.scores),
             "bonus": bonus_line(seat, totals, links=links),
+            # «Ritmo del bonus», when the card shows it, from the first upper box written.
+            "pace": pace(seat) if scorecard.show_bonus_pace else "",
         }
         for seat, totals, place, short in zip(
             seats,
@@ -264,6 +270,15 @@ def sheet_columns(scorecard, seats, turn, *, links: bool) -> list[dict]:
             strict=True,
         )
     ]
+
+
+def pace(seat) -> str:
+    """A seat's «Ritmo del bonus» as its upper sum's cell shows it (labels.signed), or
+    nothing while its upper boxes are all blank."""
+    scores = seat.scores
+    if all(scores[c] is None for c in rules.UPPER):
+        return ""
+    return signed(rules.bonus_pace(scores))
 
 
 def play(scorecard, seat) -> dict:
@@ -442,10 +457,12 @@ def _picker_copies(language: str) -> str:
 
 def cells_since(scorecard, since) -> list[dict] | None:
     """The cells the changes after version `since` wrote, or None when those changes do
-    not account for every version in between (a finalize, or a page too far behind; in
-    a digital game a version without a change is a roll or dice held, which the patch's
-    turn shows)."""
+    not account for every version in between (a finalize, what the table sees changed,
+    or a page too far behind; in a digital game a version without a change is a roll or
+    dice held, which the patch's turn shows)."""
     if scorecard.is_finalized or not 0 <= since < scorecard.version <= since + PATCH_LIMIT:
+        return None
+    if since < scorecard.settings_version:
         return None
     changes = Change.objects.filter(
         scorecard=scorecard, version__gt=since, version__lte=scorecard.version

@@ -15,6 +15,7 @@ card = [
     path("anotar/", writes.score, name="score"),
     path("finalizar/", writes.finalize, name="finalize"),
     path("descartar/", writes.discard, name="discard"),
+    path("mesa/", writes.table_settings, name="table_settings"),
     path("exportar.json", history.scorecard_json, name="scorecard_json"),
     path("revancha/", writes.rematch, name="rematch"),
     path("qr/", card.scorecard_qr, name="scorecard_qr"),

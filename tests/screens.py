@@ -52,6 +52,9 @@ class Viewer(NamedTuple):
     manager: bool
     part: bool
     every_turn: bool  # plays every seat's digital turn: the card's organizer
+    # The rows this viewer does not see while the sheet hides its totals (data-hide-totals):
+    # their ids, as the page's style names them; none for whoever manages the card.
+    hidden_totals: frozenset[str] = frozenset()
 
     @classmethod
     def of_page(cls, html: str) -> "Viewer":
@@ -59,7 +62,9 @@ class Viewer(NamedTuple):
         style = re.search(r"<style[^>]*>(.*?)</style>", html, re.S)[1]
         classes = page[1].split()
         every = "#sheet [data-turn] .not-player" in style
-        return cls(page[2], "manager" in classes, "part" in classes, every)
+        rule = re.search(r"#sheet\[data-hide-totals\] :is\(([^)]*)\) \{ display: none; \}", style)
+        rows = frozenset(re.findall(r"#([\w-]+)", rule[1])) if rule else frozenset()
+        return cls(page[2], "manager" in classes, "part" in classes, every, rows)
 
     def hides(self, classes: set[str], turn: str | None) -> bool:
         hidden = {"only-manager" if not self.manager else "not-manager"}
@@ -78,6 +83,7 @@ class _Seen(HTMLParser):
         self.viewer = viewer
         self.out = []
         self.stack = []  # (tag, data-turn in force, hidden)
+        self.totals_hidden = False  # by the sheet (data-hide-totals)
 
     def handle_starttag(self, tag, attrs):
         attributes = dict(attrs)
@@ -85,6 +91,10 @@ class _Seen(HTMLParser):
         hidden = bool(self.stack and self.stack[-1][2])
         classes = set((attributes.get("class") or "").split())
         hidden = hidden or self.viewer.hides(classes, turn)
+        if attributes.get("id") == "sheet":
+            self.totals_hidden = "data-hide-totals" in attributes
+        if self.totals_hidden and attributes.get("id") in self.viewer.hidden_totals:
+            hidden = True
         if not hidden:
             self.out.append(self.get_starttag_text())
         if tag not in VOID:

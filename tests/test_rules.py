@@ -118,6 +118,7 @@ def test_public_names_are_exactly_the_documented_ones():
         "allowed_values",
         "BONUS_LINE",
         "bonus_line_limit",
+        "bonus_pace",
         "five_of_a_kind",
         "totals",
         "inconsistencies",

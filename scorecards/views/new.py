@@ -20,7 +20,7 @@ from accounts.models import GUEST
 from accounts.names import fold, isolate_text, sort_key
 from scorecards import services
 from scorecards.dice import who_starts
-from scorecards.forms import WhoStartsForm, order_query
+from scorecards.forms import TableSettingsForm, WhoStartsForm, order_query
 from scorecards.models import Scorecard
 from scorecards.services import Refused
 
@@ -262,20 +262,23 @@ def scorecard_create(request):
     found = User.objects.in_bulk(ids)
     token = _token(request.POST.get("token", ""))
     mode = request.POST.get("modo") or Scorecard.PRESENCIAL
+    table = TableSettingsForm(request.POST)
     try:
         if len(found) != len(ids) or len(ids) != len(request.POST.getlist("p")):
             raise Refused(_("La lista de jugadores no es válida."))
+        if not table.is_valid():
+            raise Refused(table.refusal)
         players = [found[i] for i in ids]
         # The old card is discarded only if the new one is made, and only if nobody has
         # started it since it was asked about (its row locked, as every write locks it).
         with transaction.atomic():
             twin = _unstarted_twin(request.user, ids, mode, token)
             if twin is not None and request.POST.get("descartar") != str(twin.pk):
-                return _continue_or_discard(request, twin, players, mode)
+                return _continue_or_discard(request, twin, players, mode, table.settings)
             if twin is not None:
                 services.scorecard_discard(scorecard_id=twin.pk, author=request.user)
             scorecard = services.scorecard_create(
-                organizer=request.user, players=players, token=token, mode=mode
+                organizer=request.user, players=players, token=token, mode=mode, **table.settings
             )
     except Refused as refused:
         messages.error(request, refused.message)
@@ -309,10 +312,12 @@ def _unstarted_twin(organizer, ids, mode, token) -> Scorecard | None:
     return next(unstarted, None)
 
 
-def _continue_or_discard(request, twin, players, mode) -> HttpResponse:
-    """The question before a second card for the same table: the order page's form again,
-    with the card in play to continue or to discard."""
+def _continue_or_discard(request, twin, players, mode, settings) -> HttpResponse:
+    """The question before a second card for the same table: the order page's form again
+    (with what the table sees, as chosen), with the card in play to continue or to
+    discard."""
     context = {
+        "chosen": settings,
         "twin": twin,
         "players": players,
         "ids": [p.pk for p in players],

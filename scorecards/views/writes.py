@@ -18,6 +18,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from accounts.names import isolate_text
 from scorecards import records, rules, services, sheets, turns
+from scorecards.forms import TableSettingsForm
 from scorecards.labels import BONUS_BOX, box_name
 from scorecards.models import BOXES, Scorecard
 from scorecards.rules import Category
@@ -282,6 +283,27 @@ def _finalize_confirm(request, pk):
         context["records_set"] = records.said(records.would_set(scorecard), seats)
     template = "scorecards/finalize.html#confirm" if request.htmx else "scorecards/finalize.html"
     return render(request, template, context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+@answers_refusals
+def table_settings(request, pk):
+    """«Lo que ve la mesa», chosen by whoever organizes the card in play: its page (GET), or
+    the choice (POST), whose answer is the card page again; the other phones get the whole
+    sheet, which says the card's choice, through their stream or poll
+    (services.scorecard_settings)."""
+    if request.method == "GET":
+        scorecard = services.organized_card(pk, request.user, lock=False)
+        return render(request, "scorecards/table_settings.html", {"scorecard": scorecard})
+    form = TableSettingsForm(request.POST)
+    if not form.is_valid():
+        # Whoever may not change the card is told that first (404, 403, 409).
+        services.organized_card(pk, request.user, lock=False)
+        raise Refused(form.refusal)
+    services.scorecard_settings(scorecard_id=pk, author=request.user, **form.settings)
+    messages.success(request, _("Guardado lo que ve la mesa."))
+    return redirect("scorecard", pk=pk)  # to htmx, a whole-page one (dados.middleware)
 
 
 @login_required
