@@ -155,6 +155,8 @@ def table(card) -> dict:
     turn = card.turn
     return {
         "digital": card.is_digital,
+        # «Ocultar totales hasta el final»: the room sees no more than the players' phones.
+        "hidden": card.hide_totals,
         "players": [
             {
                 "name": seat.player.name,

@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from scorecards import records, screen
+from scorecards import records, screen, services
 from scorecards.models import Scorecard, Screen
 from tests.factories import UserFactory, enter, finalized_games, make_scorecard, seat_of
 from tests.test_stats import column, play
@@ -166,6 +166,23 @@ def test_each_table_shows_its_players_totals_and_whose_turn_it_is(staff_client, 
         text,
     )
     assert players == [(" leads", "Ana", "48"), ("turn", "Ben", "11")]
+
+
+def test_a_card_that_hides_its_totals_hides_them_on_the_screen_too(staff_client, ana, ben):
+    card = make_scorecard(UserFactory(), [ana, ben])
+    enter(card, seat_of(card, ana), card.organizer, chance=22)
+    services.scorecard_settings(
+        scorecard_id=card.pk, author=card.organizer, hide_totals=True, show_bonus_pace=False
+    )
+    text = staff_client.get("/pantalla/").content.decode()
+    assert "Totales ocultos hasta el final" in text
+    assert 'class="total"' not in text
+    assert "leads" not in text
+    services.scorecard_settings(
+        scorecard_id=card.pk, author=card.organizer, hide_totals=False, show_bonus_pace=False
+    )
+    text = staff_client.get("/pantalla/").content.decode()
+    assert '<span class="total">22</span>' in text
 
 
 def test_tonight_shows_the_games_finished_today_with_their_winners(staff_client, ana, ben):
