@@ -153,7 +153,7 @@ def compute(mode=None, period=None) -> Club:
     seat, oldest game first."""
     rows = (
         # A seat without a total (written around the app, as some tests do) counts nowhere.
-        Seat.objects.filter(stats._finalized(mode, period), total__isnull=False)
+        Seat.objects.filter(stats.finalized(mode, period), total__isnull=False)
         .annotate(upper_sum=_upper())
         .order_by("scorecard__finalized_at", "scorecard_id", "order")
         .values_list(
@@ -299,7 +299,7 @@ def personal(player, mode=None, period=None) -> dict:
     latest RECENT_GAMES games and their longest run of wins; one query, whatever the number
     of games."""
     seats = (
-        Seat.objects.filter(stats._finalized(mode, period), player=player, total__isnull=False)
+        Seat.objects.filter(stats.finalized(mode, period), player=player, total__isnull=False)
         .order_by("scorecard__finalized_at", "scorecard_id")
         .values_list("scorecard_id", "total", "place")
     )
@@ -315,6 +315,6 @@ def personal(player, mode=None, period=None) -> dict:
     return {
         "best": best,
         "recent": len(recent),
-        "recent_average": stats._mean(sum(recent), len(recent)),
+        "recent_average": stats.mean(sum(recent), len(recent)),
         "win_run": longest,
     }

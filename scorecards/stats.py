@@ -31,11 +31,13 @@ from scorecards.rules import Category
 
 __all__ = [
     "Period",
+    "finalized",
     "finalized_state",
     "head_to_head",
     "histogram",
     "histogram_chart",
     "line_chart",
+    "mean",
     "player_summary",
     "ranking",
     "totals_over_time",
@@ -68,7 +70,7 @@ class Period:
         return condition
 
 
-def _finalized(mode=None, period=None, prefix="scorecard__") -> Q:
+def finalized(mode=None, period=None, prefix="scorecard__") -> Q:
     """Seats (reached through prefix) in finalized games, of that mode and within that
     period if they are given."""
     condition = Q(**{f"{prefix}finalized_at__isnull": False})
@@ -83,7 +85,7 @@ def _finalized(mode=None, period=None, prefix="scorecard__") -> Q:
 
 def _finalized_seats(player, mode=None, period=None):
     """The player's seats in finalized games (of that mode and period, if given)."""
-    return Seat.objects.filter(_finalized(mode, period), player=player)
+    return Seat.objects.filter(finalized(mode, period), player=player)
 
 
 def _name(prefix=""):
@@ -95,7 +97,7 @@ def _rate(part, whole):
     return part / whole if whole else None
 
 
-def _mean(points, games):
+def mean(points, games):
     """An average, divided here rather than by the database's AVG: SQLite and PostgreSQL
     round its last digit differently, and a club moved from one to the other (manage.py
     restore) must read the same statistics and ranking."""
@@ -128,12 +130,12 @@ def player_summary(player, mode=None, period=None) -> dict:
         "games": games,
         "wins": row["wins"],
         "win_rate": _rate(row["wins"], games),
-        "average": _mean(row["points"], games),
+        "average": mean(row["points"], games),
         "best": row["best"],
         "worst": row["worst"],
         "yahtzees": row["yahtzee_boxes"] + row["yahtzee_bonuses"],
         "upper_bonus_rate": _rate(row["upper_bonuses"], games),
-        "box_averages": [(c, _mean(row[f"sum_{c}"], games)) for c in Category],
+        "box_averages": [(c, mean(row[f"sum_{c}"], games)) for c in Category],
     }
 
 
@@ -143,7 +145,7 @@ def head_to_head(player, mode=None, period=None) -> list[dict]:
     # below reuse that join (filter before annotate), so `mine` is the player's place there.
     mine = "scorecard__seats__place"
     rows = list(
-        Seat.objects.filter(_finalized(mode, period), scorecard__seats__player=player)
+        Seat.objects.filter(finalized(mode, period), scorecard__seats__player=player)
         .exclude(player=player)
         .values("player")
         .annotate(
@@ -236,8 +238,8 @@ def finalized_state() -> str:
     delete a finalized card and its seats (scorecards.triggers). So their count (with the
     newest id, should a database be made anew) says whether numbers computed from them
     still hold, and names them in a cache key."""
-    finalized = Scorecard.objects.finalized().aggregate(count=Count("pk"), newest=Max("pk"))
-    return f"{finalized['count']}:{finalized['newest']}"
+    games = Scorecard.objects.finalized().aggregate(count=Count("pk"), newest=Max("pk"))
+    return f"{games['count']}:{games['newest']}"
 
 
 def _ranking_numbers(mode=None, period=None) -> dict[int, dict]:
@@ -245,7 +247,7 @@ def _ranking_numbers(mode=None, period=None) -> dict[int, dict]:
     mode and period), by the player's id: computed once for everyone (an aggregate over
     every finalized seat, the dearest query of a club night) until another game is
     finalized (finalized_state); who plays, and their names, are read each time."""
-    seats = Seat.objects.filter(_finalized(mode, period))
+    seats = Seat.objects.filter(finalized(mode, period))
     first, last = (period.first, period.last) if period else (None, None)
     key = f"dados:ranking:{mode}:{first}:{last}:{finalized_state()}"
     if (numbers := cache.get(key)) is None:
@@ -261,7 +263,7 @@ def _ranking_numbers(mode=None, period=None) -> dict[int, dict]:
         )
         numbers = {}
         for row in rows:
-            row["average"] = _mean(row.pop("points"), row["games"])
+            row["average"] = mean(row.pop("points"), row["games"])
             numbers[row.pop("player")] = row
         cache.set(key, numbers, RANKING_KEPT_FOR)
     return numbers
