@@ -8,7 +8,8 @@
 //   page.js     filters, «Copiar», the service worker, log-out and network questions
 // (seating.js, the players tapped in their seating order, is order.html's alone.)
 //   messages.js the page's one message about the network and the server
-//   session.js  no page from before a log-out shown again by the back/forward cache
+//   session.js  its CSRF token; no page from before a log-out shown again by the
+//               back/forward cache
 import "./session.js";
 import {start as startLive} from "./live.js";
 import {start as startPage} from "./page.js";

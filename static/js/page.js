@@ -1,7 +1,8 @@
 // What every page needs beyond htmx: the list filters, «Copiar», the service worker, and
 // the questions asked before a log-out or an action that needs the network.
 import {available, forget, list, setSession} from "./outbox.js";
-import {isOffline, pending, token} from "./unsent.js";
+import {isOffline, pending} from "./unsent.js";
+import {token} from "./session.js";
 import {showError} from "./messages.js";
 
 // Case and accents aside, as the server's search: «oscar» finds Óscar.

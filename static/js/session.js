@@ -1,3 +1,13 @@
+// The session's CSRF token, as the page gives it to htmx (base.html's hx-headers), for the
+// requests sent without htmx (the outbox's).
+export function token() {
+  try {
+    return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"];
+  } catch (error) {
+    return "";
+  }
+}
+
 // Whose pages these are, for the browser's back/forward cache: a page kept there from
 // before a log-out (or a log-in as someone else) is not shown again, but asked for anew,
 // which sends a logged-out visitor to the log-in page. Every page says its user

@@ -7,6 +7,7 @@
 import {add as store, available, drain, keepSheet as storeSheet, keptSheet, list, nextToSend, put, remove, send, uuid} from "./outbox.js";
 import {askWhatMoved, endWrite, shownVersion, startWrite, swapAnswer} from "./versions.js";
 import {hideError, showError} from "./messages.js";
+import {token} from "./session.js";
 import {show, unpaint, valueSaid, words} from "./unsent-view.js";
 
 const state = {
@@ -25,14 +26,6 @@ function here() {
   const page = document.querySelector(".card-page[data-outbox]");
   if (!available() || !page) return null;
   return {user: page.getAttribute("data-me"), card: page.getAttribute("data-outbox")};
-}
-
-export function token() {
-  try {
-    return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"];
-  } catch (error) {
-    return "";
-  }
 }
 
 const offline = () => !navigator.onLine || state.unreachable;
