@@ -13,7 +13,6 @@ from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
-from django.http import Http404
 from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
@@ -257,9 +256,7 @@ def scorecard_rematch(*, scorecard_id, user) -> Rematch:
     second seat first, the first last), and the same organizer, whoever taps, so the phone
     that scored the game scores the next one (user only if that organizer may no longer log
     in). Only one per game: whoever comes later gets the card made first."""
-    finished = Scorecard.objects.for_user(user).with_seats().filter(pk=scorecard_id).first()
-    if finished is None:
-        raise Http404
+    finished = Scorecard.objects.seen(scorecard_id, user)
     access = finished.access(user)
     if not access.starts_rematch:
         if not access.takes_part:
@@ -295,9 +292,7 @@ def scorecard_rematch(*, scorecard_id, user) -> Rematch:
 def shared_game(scorecard_id, user) -> Scorecard:
     """The finished game user may share or stop sharing (Access.shares), with its seats:
     404 to those who do not see it, a refusal to the others."""
-    finished = Scorecard.objects.for_user(user).with_seats().filter(pk=scorecard_id).first()
-    if finished is None:
-        raise Http404
+    finished = Scorecard.objects.seen(scorecard_id, user)
     access = finished.access(user)
     if not access.shares:
         if not access.takes_part:
