@@ -187,11 +187,8 @@ function beforeOnLoad(event) {
     if (xhr.status < 400) heardOnline();
     return;
   }
-  event.preventDefault();
+  event.preventDefault();  // (a picker's form is closed after it all the same: picker.js)
   if (what === "ask") askWhatMoved();
-  const dialog = document.getElementById("picker-dialog");
-  const elt = event.detail.elt;
-  if (elt && elt.tagName === "FORM" && elt.closest("#picker-dialog") && dialog && dialog.open) dialog.close();
 }
 
 function failed(event) {

@@ -91,6 +91,15 @@ function register() {
   if (available()) setSession(document.body.getAttribute("data-user") || "0", token()).catch(() => {});
 }
 
+// Writes still kept (unsent.js) as the page goes away: the browser's Background Sync sends
+// them with the page closed. (Not while it is open: the page sends them itself, and the two
+// would take turns at the lock.)
+function syncLater() {
+  if (!pending() || !navigator.serviceWorker || !navigator.serviceWorker.controller) return;
+  navigator.serviceWorker.ready.then((registration) => registration.sync && registration.sync.register("dados-outbox"))
+    .catch(() => {});
+}
+
 export function start() {
   document.addEventListener("input", filter);
   showCopyButtons();
@@ -102,4 +111,8 @@ export function start() {
   document.addEventListener("click", withoutTarget, true);
   document.addEventListener("submit", withoutTarget, true);
   register();
+  window.addEventListener("pagehide", syncLater);
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState !== "visible") syncLater();
+  });
 }

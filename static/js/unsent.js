@@ -132,15 +132,6 @@ function answered(write, verdict, answer) {
   paint();
 }
 
-// Writes still kept as the page goes away: the browser's Background Sync sends them with
-// the page closed. (Not while it is open: the page sends them itself, and the two would
-// take turns at the lock.)
-function syncLater() {
-  if (!state.writes.length || !navigator.serviceWorker || !navigator.serviceWorker.controller) return;
-  navigator.serviceWorker.ready.then((registration) => registration.sync && registration.sync.register("dados-outbox"))
-    .catch(() => {});
-}
-
 // The page's version, for a write about to be sent.
 function sending(write) {
   write.sending = true;
@@ -280,9 +271,8 @@ export function start() {
   document.addEventListener("dados:patched", repaint);
   window.addEventListener("online", () => { state.unreachable = false; paint(); flush(); });
   window.addEventListener("offline", paint);
-  window.addEventListener("pagehide", syncLater);
   document.addEventListener("visibilitychange", () => {
-    if (document.visibilityState !== "visible") return syncLater();
+    if (document.visibilityState !== "visible") return;
     state.login = "";  // logged in again elsewhere, maybe: the next answer says
     flush();
   });
