@@ -189,20 +189,23 @@ def server(flushable_db):
 
 
 @pytest.fixture(scope="module")
-def migrated_template(tmp_path_factory):
-    """A migrated SQLite database for a module's servers to copy."""
-    from tests.liveserver import migrated_database
+def seeded_template(request, tmp_path_factory):
+    """A migrated SQLite database with what the module's SEED script made, for each of its
+    tests' servers to copy: migrated and seeded once (each player's password hashed as in
+    production, 0.3 s apiece), not for every test; and what SEED printed."""
+    from tests.factories import PASSWORD
+    from tests.liveserver import seeded_database
 
-    return migrated_database(tmp_path_factory.mktemp("template") / "template.sqlite3")
+    folder = tmp_path_factory.mktemp("template")
+    return seeded_database(folder / "template.sqlite3", request.module.SEED, PASSWORD)
 
 
 @pytest.fixture
-def site(request, migrated_template, tmp_path):
-    """uvicorn on a fresh copy of the database, and what the module's SEED script made."""
-    from tests.factories import PASSWORD
-    from tests.liveserver import seeded_site
+def site(seeded_template, tmp_path):
+    """uvicorn on a fresh copy of the module's seeded database, and what SEED made."""
+    from tests.liveserver import served_copy
 
-    with seeded_site(migrated_template, tmp_path, request.module.SEED, PASSWORD) as seeded:
+    with served_copy(*seeded_template, tmp_path) as seeded:
         yield seeded
 
 

@@ -485,15 +485,21 @@ class Stream:
         self.conn.close()
 
 
+def seeded_database(db: Path, seed: str, password: str) -> tuple[Path, dict]:
+    """A migrated SQLite database with what the seed script made (it prints it as JSON on
+    its last line, given the players' password): (the file, what it printed)."""
+    migrated_database(db)
+    return db, json.loads(django_script(db, seed, password).strip().splitlines()[-1])
+
+
 @contextmanager
-def seeded_site(template_db: Path, folder: Path, seed: str, password: str):
-    """uvicorn on a fresh copy of a migrated database, with what the seed script made (it
-    prints it as JSON on its last line, given the players' password): (server, seeded)."""
+def served_copy(template_db: Path, seeded: dict, folder: Path):
+    """uvicorn on a fresh copy of seeded_database's file: (server, what the seed made, a
+    copy of its own for each test)."""
     db = copy_database(template_db, folder / "dados.sqlite3")
-    seeded = json.loads(django_script(db, seed, password).strip().splitlines()[-1])
     server = AppServer(db=db, log=folder / "uvicorn.log", workers=1, asgi=True)
     server.start()
     try:
-        yield server, seeded
+        yield server, json.loads(json.dumps(seeded))
     finally:
         server.stop()

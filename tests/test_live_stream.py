@@ -6,7 +6,7 @@ who follows a digital card told to the phones of both."""
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import pytest
 from django.db import connection
@@ -109,15 +109,26 @@ def template_db(tmp_path_factory):
         yield template
 
 
+@pytest.fixture(scope="module")
+def seeded(template_db, tmp_path_factory):
+    """The template with SEED's table, seeded once per module (its four passwords hashed as
+    in production take a second): what every test's copy starts from, and what SEED made."""
+    folder = tmp_path_factory.mktemp("seeded")
+    with database_copy(template_db, folder, POSTGRES, "dados_stream_seeded") as db:
+        table = json.loads(django_script(db, SEED, PASSWORD).strip().splitlines()[-1])
+        # On PostgreSQL the copies are made from it by name (CREATE DATABASE … TEMPLATE).
+        yield (urlsplit(db).path[1:] if POSTGRES else db), table
+
+
 @pytest.fixture
-def db_url(template_db, tmp_path):
-    with database_copy(template_db, tmp_path, POSTGRES, "dados_stream") as db:
+def db_url(seeded, tmp_path):
+    with database_copy(seeded[0], tmp_path, POSTGRES, "dados_stream") as db:
         yield db
 
 
 @pytest.fixture
-def table(db_url):
-    return json.loads(django_script(db_url, SEED, PASSWORD).strip().splitlines()[-1])
+def table(seeded, db_url):
+    return json.loads(json.dumps(seeded[1]))  # its own, for each test
 
 
 @pytest.fixture
