@@ -59,6 +59,21 @@ def _static_files_read_once():
         yield
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _quick_password_hashes():
+    """Passwords hashed in this process (the factories' players, the pages' log-ins on the
+    live server thread) with Django's quick test hasher, as Django's docs advise for
+    tests: the production one takes 0.3 s of CPU on purpose, at every log-in. Hashes made
+    with it still check (it stays in the list); the app servers the tests start as
+    processes of their own (tests/liveserver.py) keep the production settings."""
+    from django.conf import settings
+    from django.test import override_settings
+
+    quick = ["django.contrib.auth.hashers.MD5PasswordHasher", *settings.PASSWORD_HASHERS]
+    with override_settings(PASSWORD_HASHERS=quick):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _fresh_cache():
     """Each test starts with an empty page cache, as its database starts empty."""
