@@ -26,7 +26,7 @@ function settled() {
   const text = turn ? announcement(turn) : result ? result.textContent : "";
   if (status && text && text !== state.announced) status.textContent = text;
   state.announced = text;
-  // Then, after one's own move, the focus: once its answer is in (a whole sheet settled, or
+  // Then, after one's own move, the focus: once the move is in (a whole sheet settled, or
   // a patch applied, versions.js).
   if (!state.acted || Date.now() - state.acted > 2000) return;
   const focused = document.activeElement;
@@ -57,8 +57,10 @@ export function start() {
   state.announced = turn ? announcement(turn) : "";
   document.addEventListener("htmx:beforeRequest", (event) => {
     const source = event.detail.elt;
-    // A die held is no move of the turn: the focus stays on the die.
+    // A die held is no move of the turn: the focus stays on the die. A move counts from its
+    // sending: a poll or the stream may bring it before its own answer.
     if (source && source.closest && source.closest("#turn") && source.id !== "hold") {
+      state.acted = Date.now();
       event.detail.xhr.addEventListener("loadend", () => { state.acted = Date.now(); });
     }
   });
