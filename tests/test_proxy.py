@@ -132,7 +132,9 @@ def site(template_db, tmp_path):
             streams.start()
             config = tmp_path / "Caddyfile"
             config.write_text(
-                "{\n\tadmin off\n\tlocal_certs\n\tskip_install_trust\n"
+                # grace_period: the test's streams are still open when it stops Caddy,
+                # which would otherwise wait for them (the test's 10 s, then a kill).
+                "{\n\tadmin off\n\tlocal_certs\n\tskip_install_trust\n\tgrace_period 1s\n"
                 f"\thttp_port {http_port}\n\thttps_port {https}\n}}\n"
                 f"import {DEPLOY / 'Caddyfile'}\n"
             )
