@@ -204,23 +204,29 @@ def server(flushable_db):
 
 
 @pytest.fixture(scope="module")
-def seeded_template(request, tmp_path_factory):
+def seeded_site(request, tmp_path_factory):
     """A migrated SQLite database with what the module's SEED script made, for each of its
     tests' servers to copy: migrated and seeded once (each player's password hashed as in
     production, 0.3 s apiece), not for every test; and what SEED printed."""
     from tests.factories import PASSWORD
-    from tests.liveserver import seeded_database
+    from tests.liveserver import seeded_template, template_database
 
     folder = tmp_path_factory.mktemp("template")
-    return seeded_database(folder / "template.sqlite3", request.module.SEED, PASSWORD)
+    with (
+        template_database("dados_site", folder, postgres=False) as template,
+        seeded_template(
+            template, folder, False, "dados_site", request.module.SEED, PASSWORD
+        ) as seeded,
+    ):
+        yield seeded
 
 
 @pytest.fixture
-def site(seeded_template, tmp_path):
+def site(seeded_site, tmp_path):
     """uvicorn on a fresh copy of the module's seeded database, and what SEED made."""
     from tests.liveserver import served_copy
 
-    with served_copy(*seeded_template, tmp_path) as seeded:
+    with served_copy(*seeded_site, tmp_path) as seeded:
         yield seeded
 
 

@@ -6,6 +6,7 @@ scripts all run as subprocesses with DATABASE_URL pointing at a database the tes
 a SQLite file or, in the PostgreSQL pass, a database of its own on the same server.
 """
 
+import copy
 import http.client
 import json
 import os
@@ -121,6 +122,17 @@ def database_copy(template, folder: Path, postgres: bool, prefix: str):
             drop_postgres_database(url)
     else:
         yield copy_database(template, folder / "dados.sqlite3")
+
+
+@contextmanager
+def seeded_template(template, folder: Path, postgres: bool, prefix: str, seed: str, password: str):
+    """A copy of template_database's database with what the seed script made (it prints it
+    as JSON on its last line, given the players' password), seeded once for a module's
+    tests to copy in turn (database_copy): (its SQLite file or PostgreSQL template name,
+    what the script printed)."""
+    with database_copy(template, folder, postgres, prefix) as db:
+        printed = json.loads(django_script(db, seed, password).strip().splitlines()[-1])
+        yield (urlsplit(db).path[1:] if postgres else db), printed
 
 
 def copy_database(source: Path, target: Path) -> Path:
@@ -485,21 +497,14 @@ class Stream:
         self.conn.close()
 
 
-def seeded_database(db: Path, seed: str, password: str) -> tuple[Path, dict]:
-    """A migrated SQLite database with what the seed script made (it prints it as JSON on
-    its last line, given the players' password): (the file, what it printed)."""
-    migrated_database(db)
-    return db, json.loads(django_script(db, seed, password).strip().splitlines()[-1])
-
-
 @contextmanager
 def served_copy(template_db: Path, seeded: dict, folder: Path):
-    """uvicorn on a fresh copy of seeded_database's file: (server, what the seed made, a
-    copy of its own for each test)."""
+    """uvicorn on a fresh copy of seeded_template's SQLite file: (server, what the seed
+    made, a copy of its own for each test)."""
     db = copy_database(template_db, folder / "dados.sqlite3")
     server = AppServer(db=db, log=folder / "uvicorn.log", workers=1, asgi=True)
     server.start()
     try:
-        yield server, json.loads(json.dumps(seeded))
+        yield server, copy.deepcopy(seeded)
     finally:
         server.stop()

@@ -3,10 +3,11 @@ production: who may open it, what a write, a finalize or a discard sends on it, 
 versions, a restart, the limit per user, a write on one app server heard on another, and
 who follows a digital card told to the phones of both."""
 
+import copy
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import pytest
 from django.db import connection
@@ -21,6 +22,7 @@ from tests.liveserver import (
     django_script,
     query,
     run,
+    seeded_template,
     server_env,
     template_database,
 )
@@ -114,10 +116,8 @@ def seeded(template_db, tmp_path_factory):
     """The template with SEED's table, seeded once per module (its four passwords hashed as
     in production take a second): what every test's copy starts from, and what SEED made."""
     folder = tmp_path_factory.mktemp("seeded")
-    with database_copy(template_db, folder, POSTGRES, "dados_stream_seeded") as db:
-        table = json.loads(django_script(db, SEED, PASSWORD).strip().splitlines()[-1])
-        # On PostgreSQL the copies are made from it by name (CREATE DATABASE … TEMPLATE).
-        yield (urlsplit(db).path[1:] if POSTGRES else db), table
+    with seeded_template(template_db, folder, POSTGRES, "dados_stream_seeded", SEED, PASSWORD) as s:
+        yield s
 
 
 @pytest.fixture
@@ -128,7 +128,7 @@ def db_url(seeded, tmp_path):
 
 @pytest.fixture
 def table(seeded, db_url):
-    return json.loads(json.dumps(seeded[1]))  # its own, for each test
+    return copy.deepcopy(seeded[1])  # its own, for each test
 
 
 @pytest.fixture
