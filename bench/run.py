@@ -32,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from contextlib import closing, suppress
@@ -232,6 +233,8 @@ def one_run(args, database, tables: int, transport: str) -> dict:
             transport="poll" if transport == "poll" else "stream",
             stream_base=streamer.base if streamer else server.base, stream_pid=pids[-1],
         )  # fmt: skip
+        profilers = profile(args, {"pages": server.process.pid, "streams": pids[-1]}
+                            if streamer else {"server": server.process.pid}, tables, transport)
         with tempfile.NamedTemporaryFile("w", suffix=".json") as file:
             json.dump(config, file)
             file.flush()
@@ -240,10 +243,35 @@ def one_run(args, database, tables: int, transport: str) -> dict:
             load_env = {**env, "GEVENT_RESOLVER": "block"}
             out = python(str(BENCH / "load.py"), file.name, env=load_env, capture=True)
     finally:
+        for timer, running in profilers:
+            timer.cancel()
+            for process in running:
+                process.wait(timeout=args.duration + 30)
         log = server.stop() + (streamer.stop() if streamer else "")
     if "Traceback" in log:
         say(log)
     return json.loads(out.strip().splitlines()[-1])
+
+
+def profile(args, servers: dict[str, int], tables: int, transport: str) -> list:
+    """--profile: py-spy samples each server's processes through the measured window, into
+    collapsed stacks (bench/profile.py sums them by view and by layer). Sampling pauses the
+    processes it reads, so a profiled run's figures are not comparable with others'."""
+    if not args.profile:
+        return []
+    folder = Path(args.profile)
+    folder.mkdir(parents=True, exist_ok=True)
+    found = []
+    for name, pid in servers.items():
+        running = []
+        command = [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(pid),
+                   "--subprocesses", "--gil", "--nonblocking", "--rate", "100", "--format", "raw", "--duration",
+                   str(int(args.duration)), "--output", str(folder / f"{transport}-{tables}-{name}.txt")]  # fmt: skip
+        timer = threading.Timer(args.warmup, lambda c=command, r=running: r.append(
+            subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))  # fmt: skip
+        timer.start()
+        found.append((timer, running))
+    return found
 
 
 def not_counted(result, retried: int, runs: int) -> str:
@@ -535,6 +563,8 @@ def main(argv=None) -> int:
     parser.add_argument("--wait-quiet", type=float, default=300, help="at most, before a run")
     parser.add_argument("--phone-taps", type=int, default=20, help="0: no phone check")
     parser.add_argument("--write-results", action="store_true", help="update RESULTS.md")
+    parser.add_argument("--profile", metavar="FOLDER",
+                        help="py-spy each server while measured; python bench/profile.py FOLDER")  # fmt: skip
     parser.add_argument("--inner", help=argparse.SUPPRESS)  # PostgreSQL: the results file
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the servers on the way out
