@@ -317,6 +317,13 @@ else:
         )
         DATABASES["cache"]["CONN_MAX_AGE"] = DATABASES["default"]["CONN_MAX_AGE"]
         DATABASE_ROUTERS = ["dados.routers.CacheRouter"]
+# Renders keyed by what they show (card.html's sheet rows, sheets.row_key), which never go
+# stale: each process keeps its own, in memory, and drops the least used.
+CACHES["fragments"] = {
+    "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+    "LOCATION": "fragments",
+    "OPTIONS": {"MAX_ENTRIES": 3000},
+}
 
 # Where `manage.py backup` writes the club's copies, and where the admin's index looks for
 # the newest: `backups/` beside a SQLite database, else beside the code.

@@ -360,8 +360,21 @@ def sheet_rows(seats) -> dict:
         }
         for c in Category
     ]
+    for row in rows:
+        row["key"] = row_key(row)
     upper = len(rules.UPPER)
     return {"upper": rows[:upper], "lower": rows[upper:]}
+
+
+def row_key(row) -> str:
+    """Everything a row of the sheet shows, in one string: card.html caches each row's
+    render under it, so a sheet renders again only the rows that changed since (a write
+    changes one). Two rows share it only when they show the same: the language, the box,
+    and each cell's address, value, words (its player's name among them) and joker link."""
+    parts = [get_language(), row["box"], row["label"], row["short"]]
+    for c in row["cells"]:
+        parts += [c["id"], c["written"], c["said"], c["url"], c["joker"]]
+    return "\x1f".join(str(part) for part in parts)
 
 
 def shared_context(scorecard) -> dict:

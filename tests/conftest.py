@@ -76,12 +76,15 @@ def _quick_password_hashes():
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    """Each test starts with an empty page cache, as its database starts empty."""
-    from django.core.cache import cache
+    """Each test starts with empty caches (the pages', the rendered rows'), as its database
+    starts empty."""
+    from django.core.cache import caches
 
-    cache.clear()
+    for cache in caches.all(initialized_only=True):
+        cache.clear()
     yield
-    cache.clear()
+    for cache in caches.all(initialized_only=True):
+        cache.clear()
 
 
 @pytest.fixture(autouse=True)

@@ -3,14 +3,17 @@ who may open them (403/404/405) and what they cost. The live poll is in test_liv
 
 import json
 import re
+from unittest import mock
 from urllib.parse import quote
 
 import pytest
+from django.core.cache import caches
 from django.test import Client
 from django.urls import reverse
+from django.utils import translation
 
-from scorecards import services
-from scorecards.models import Change, Seat
+from scorecards import services, sheets
+from scorecards.models import Change, Scorecard, Seat
 from tests.factories import UserFactory, fill, make_scorecard, seat_of
 from tests.screens import HTMX, card_page, finalize, seen, seen_page, version_of, write
 
@@ -254,6 +257,36 @@ def test_every_phone_shares_one_render_of_the_sheet(organizer, django_assert_num
     sheets = {_sheet_of(page.text) for page in pages}
     assert len(sheets) == 1
     assert "csrfmiddlewaretoken" not in sheets.pop()
+
+
+def test_a_sheet_renders_again_only_the_rows_that_changed(organizer):
+    card = make_scorecard(organizer, n=3)
+    seat = card.seats.select_related("player").first()
+    rows = caches["fragments"]  # card.html's rows, keyed by sheets.row_key
+
+    def sheet():
+        with mock.patch.object(rows, "set", wraps=rows.set) as rendered:
+            html = sheets.render_sheet(Scorecard.objects.seen(card.pk, organizer))
+        return html, rendered.call_count
+
+    assert sheet()[1] == 13  # every box's row, the first time
+    services.box_write(
+        scorecard_id=card.pk, seat_id=seat.pk, box="threes", value="9", was="", author=organizer
+    )
+    html, rendered = sheet()
+    assert rendered == 1  # Treses alone
+    assert re.search(rf'<td id="c{seat.pk}-threes">.*?data-value="9"', html, re.S)
+    assert sheet()[1] == 0
+    # A renamed player's every row says the new name; so does the language.
+    seat.player.display_name = "Anabel"
+    seat.player.save()
+    html, rendered = sheet()
+    assert rendered == 13
+    assert "Treses — Anabel: 9" in html
+    with translation.override("en"):
+        html, rendered = sheet()
+    assert rendered == 13
+    assert "Threes — Anabel: 9" in html
 
 
 def _sheet_of(text):
