@@ -11,8 +11,9 @@ phone, and a write in any process, on any app server, is seen by every stream.
 A stream lives only as long as the session that opened it: before each event it asks
 whether its viewer may still follow the card (may_follow, Django's own get_user). That
 full check runs again only when what it depends on has changed (Viewer.looks: the session
-still there, the account's password, active and staff flags), which the same reads find
-for all the process's viewers at once.
+still there, the account's password, active and staff flags). The same read that finds a
+card moved finds how its viewers look, right after; everyone's looks are read again every
+LOOKS_EVERY seconds, for the heartbeats of the cards that did not move.
 
 A digital card's streams also say who follows it now («presence», scorecards.presence),
 each time that changes: the process shares and reads it once a second for all its streams.
@@ -44,6 +45,9 @@ logger = logging.getLogger(__name__)
 EVERY = 0.25
 # A comment line this often, so proxies and phones keep an idle connection open.
 HEARTBEAT = 15.0
+# How often a process reads how all its viewers look, not only those of the cards that
+# moved: a heartbeat's check is at most this old.
+LOOKS_EVERY = 2.0
 # A stream ends this long after its page opened it, whatever moved since: only a request
 # says that someone is still there. The page then polls, until its viewer comes back.
 IDLE_LIMIT = 30 * 60.0
@@ -83,6 +87,8 @@ class Versions:
         self.looks: dict[Viewer, tuple] = {}
         self._cleared: dict[Viewer, tuple | None] = {}
         self._viewers: Counter[Viewer] = Counter()
+        self._viewers_of: dict[int, Counter[Viewer]] = {}
+        self._looked_at = 0.0
         # The patches asked for while a card is at a version, by what they bring: a table's
         # streams in this process take one answer (sheets.stream_patch), not one each.
         self._patches: dict[tuple, asyncio.Future] = {}
@@ -106,6 +112,7 @@ class Versions:
         card, whose streams say who follows it."""
         self._watchers[pk] += 1
         self._viewers[viewer] += 1
+        self._viewers_of.setdefault(pk, Counter())[viewer] += 1
         if looks is not None:
             self._cleared.setdefault(viewer, looks)
         self.states.setdefault(pk, state)
@@ -123,8 +130,12 @@ class Versions:
                 del self.following[pk, viewer.user_id]
                 self._left[pk, viewer.user_id] = time.monotonic()
         self._watchers[pk] -= 1
+        self._viewers_of[pk][viewer] -= 1
+        if self._viewers_of[pk][viewer] <= 0:
+            del self._viewers_of[pk][viewer]
         if self._watchers[pk] <= 0:
             del self._watchers[pk]
+            del self._viewers_of[pk]
             self.states.pop(pk, None)
             self._moved.pop(pk, None)
             self._forget_patches(pk)
@@ -192,7 +203,13 @@ class Versions:
         while self._watchers or self._left or self._slot.number is not None:
             pks = list(self._watchers)
             if pks:
-                read, self.looks = await self.run(_read, pks, list(self._viewers))
+                everyone = time.monotonic() - self._looked_at >= LOOKS_EVERY
+                if everyone:
+                    self._looked_at = time.monotonic()
+                viewers = {pk: list(self._viewers_of[pk]) for pk in pks}
+                known = {pk: self.states.get(pk) for pk in pks}
+                read, looks = await self.run(_read, known, viewers, everyone, set(self.looks))
+                self.looks.update((v, seen) for v, seen in looks.items() if v in self._viewers)
             for pk in pks:
                 state = read.get(pk, GONE)
                 if pk in self._watchers and self.states.get(pk) != state:
@@ -230,14 +247,21 @@ class Versions:
                     self._wake(pk)
 
 
-def _read(pks, viewers) -> tuple[dict[int, State], dict[Viewer, tuple]]:
-    """The cards' states, then how their viewers look: in that order, so that a log-out
-    before a write is seen no later than the write."""
+def _read(known, viewers, everyone, looked) -> tuple[dict[int, State], dict[Viewer, tuple]]:
+    """The states of the cards (known: as last read), then how the viewers of those that
+    moved look, with those not yet looked at, or, with `everyone`, how all of them look:
+    in that order, so that a log-out before a write is seen no later than the write."""
     # The reader's connection lives as long as CONN_MAX_AGE allows, as a request's would.
     close_old_connections()
-    rows = Scorecard.objects.filter(pk__in=pks).values_list("pk", "version", "finalized_at")
+    rows = Scorecard.objects.filter(pk__in=known).values_list("pk", "version", "finalized_at")
     states = {pk: State(version, finalized_at is not None) for pk, version, finalized_at in rows}
-    return states, viewers_looks(viewers)
+    asked = {
+        viewer
+        for pk, of in viewers.items()
+        for viewer in of
+        if everyone or states.get(pk, GONE) != known[pk] or viewer not in looked
+    }
+    return states, viewers_looks(asked) if asked else {}
 
 
 def viewers_looks(viewers) -> dict[Viewer, tuple]:

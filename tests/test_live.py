@@ -735,7 +735,7 @@ def test_a_digital_turns_forms_come_without_a_token_and_htmx_sends_the_pages(
 
 
 @pytest.mark.parametrize("n", [2, 20])
-def test_a_stream_process_reads_all_its_cards_versions_and_viewers_in_three_queries(
+def test_a_stream_process_reads_its_cards_versions_and_their_viewers_in_three_queries(
     organizer, django_assert_num_queries, monkeypatch, n
 ):
     cards = [make_scorecard(organizer, n=2) for _ in range(n)]
@@ -749,15 +749,27 @@ def test_a_stream_process_reads_all_its_cards_versions_and_viewers_in_three_quer
     # Outside the tests' transaction it closes a connection past CONN_MAX_AGE.
     monkeypatch.setattr(stream_hub, "close_old_connections", lambda: None)
     gone = max(card.pk for card in cards) + 1
+    known = dict.fromkeys([card.pk for card in cards] + [gone])
+    of = {card.pk: [viewer] for card, viewer in zip(cards, viewers, strict=True)} | {gone: []}
     # the versions, the sessions still there, the viewers' accounts
     with django_assert_num_queries(3):
-        states, looks = stream_hub._read([card.pk for card in cards] + [gone], viewers)
+        states, looks = stream_hub._read(known, of, False, set())
     assert set(looks) == set(viewers)
     assert all(alive for alive, _account in looks.values())
     assert states[cards[0].pk].over is True
     assert states[cards[1].pk] == stream_hub.State(version=0, over=False)
     assert gone not in states  # a discarded card: its streams end (scorecards.live.GONE)
     assert len(states) == n
+    # Then, between the reads of everyone's looks, only the viewers of a card that moved.
+    known = states | {gone: stream_hub.GONE}
+    with django_assert_num_queries(1):
+        assert stream_hub._read(known, of, False, set(viewers)) == (states, {})
+    write(cards[1], cards[1].seats.first().player, "ones", "3")
+    with django_assert_num_queries(3):
+        states, looks = stream_hub._read(known, of, False, set(viewers))
+    assert set(looks) == {viewers[1]}
+    with django_assert_num_queries(3):
+        assert set(stream_hub._read(known, of, True, set(viewers))[1]) == set(viewers)
 
 
 # The stream's viewer, asked before each event and heartbeat (live.may_follow)
