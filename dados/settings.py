@@ -333,9 +333,16 @@ else:
     _backups = BASE_DIR / "backups"
 BACKUP_DIR = Path(os.environ.get("BACKUP_DIR") or _backups)
 
-# Sessions live in the database, so any number of app servers can share them.
-# Not cached_db: its cache is per worker, so a session ended in one would live on in others.
-SESSION_ENGINE = "django.contrib.sessions.backends.db"
+# Sessions live in the database, so any number of app servers can share them, and are
+# read through the cache when every process shares it (the database's, Redis): one cache
+# read, not the session's query and its decoding, a third of what a request costs before
+# its view (measured, bench/RESULTS.md). Not through a cache of each process's own
+# (CACHE=memory), where a session ended in one process would live on in the others. What
+# ends sessions goes through the engine's SessionStore (User.end_sessions), which forgets
+# the cached copy too.
+SESSION_ENGINE = "django.contrib.sessions.backends." + (
+    "db" if CACHES["default"]["BACKEND"].endswith("LocMemCache") else "cached_db"
+)
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 30
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"

@@ -235,6 +235,20 @@ def test_log_out_ends_the_session_on_the_server(ana_client):
     assert ana_client.get(reverse("home")).status_code == 302
 
 
+@pytest.mark.parametrize("engine", ["db", "cached_db"])
+def test_ending_a_players_sessions_logs_them_out_at_once_whatever_the_engine(
+    client, settings, engine
+):
+    # Production reads sessions through the shared cache (dados.settings); the admin's
+    # deactivation and new password end them there too, not only in the database.
+    settings.SESSION_ENGINE = f"django.contrib.sessions.backends.{engine}"
+    ana = UserFactory()
+    client.force_login(ana)
+    assert client.get(reverse("profile")).status_code == 200  # read, and so cached
+    assert ana.end_sessions() == 1
+    assert client.get(reverse("profile")).status_code == 302
+
+
 def test_log_out_rejects_get(ana_client):
     assert ana_client.get(reverse("logout")).status_code == 405
 

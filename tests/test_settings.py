@@ -221,6 +221,14 @@ def test_the_cache_is_shared_by_the_machines_processes_unless_told_otherwise():
     assert _setting(backend, REDIS_URL="redis://cache:6379/0") == "RedisCache"
 
 
+def test_sessions_are_read_through_the_cache_only_when_every_process_shares_it():
+    engine = "s.SESSION_ENGINE.rsplit('.', 1)[1]"
+    assert _setting(engine, DATABASE_URL="sqlite:///db.sqlite3") == "cached_db"
+    assert _setting(engine, DATABASE_URL="postgres://dados@db/dados") == "cached_db"
+    assert _setting(engine, REDIS_URL="redis://cache:6379/0") == "cached_db"
+    assert _setting(engine, CACHE="memory") == "db"
+
+
 def test_under_asgi_no_connection_is_kept_and_postgresql_pools_them():
     sqlite, postgres = "sqlite:///db.sqlite3", "postgres://dados@db/dados"
     age = "s.DATABASES['default']['CONN_MAX_AGE']"
