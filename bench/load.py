@@ -576,16 +576,19 @@ def _cpu_warning(**_):
     CPU_WARNINGS["count"] += 1
 
 
-def tree_cpu(root: int | None) -> float:
+def tree_cpu(root: int | None, kernel=False) -> float:
     """CPU seconds so far of a process and its children, including those that ended (a
-    server's worker or backend that quits is reaped: its time moves to its parent's)."""
+    server's worker or backend that quits is reaped: its time moves to its parent's); with
+    `kernel`, only the kernel's time on their behalf (sockets, the disk)."""
     total, tick = 0.0, os.sysconf("SC_CLK_TCK")
     for stat in Path("/proc").glob("[0-9]*/stat"):
         with contextlib.suppress(OSError):
             text = stat.read_text()
             fields = text[text.rindex(")") + 2 :].split()
             if root in (int(stat.parent.name), int(fields[1])):
-                total += sum(int(f) for f in fields[11:15]) / tick  # own and reaped time
+                # utime, stime, and the reaped children's cutime, cstime
+                times = [int(f) for f in fields[11:15]]
+                total += (times[1] + times[3] if kernel else sum(times)) / tick
     return total
 
 
@@ -608,6 +611,7 @@ def machine_sample(server: int, database: int | None) -> dict:
         "server": sum(tree_cpu(pid) for pid in CONFIG.get("server_pids", [server])),
         # Of which the streams' own server's, when they are served apart.
         "streamer": sum(tree_cpu(pid) for pid in CONFIG.get("server_pids", [server])[1:]),
+        "server_kernel": sum(tree_cpu(pid, True) for pid in CONFIG.get("server_pids", [server])),
         "database": tree_cpu(database) if database else 0.0,
         "generator": sum(os.times()[:2]),
         # The busiest disk's time with requests in flight (every write waits for its sync).
@@ -823,6 +827,7 @@ def main(path: str) -> int:
             "cores": ncpu,
             "server": delta["server"],
             "streamer": delta["streamer"],
+            "server_kernel": delta["server_kernel"],
             "database": delta["database"],
             "disk": delta["disk"],
             # Cores that neither the server, its database nor the generator used.

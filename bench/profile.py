@@ -20,15 +20,38 @@ LAYERS = [
     ("SQL", ("django/db/backends/", "sqlite3/", "psycopg/", "psycopg_pool/")),
     ("ORM", ("django/db/",)),
     ("templates", ("django/template/", "django/templatetags/")),
-    ("request machinery", (
-        "django/core/handlers/", "django/middleware/", "django/contrib/", "django/http/",
-        "django/urls/", "django/views/", "django/utils/deprecation.py", "django_htmx/",
-        "whitenoise/", "axes/", "django/core/signing.py", "django/core/cache/",
-    )),  # fmt: skip
-    ("server", (
-        "gunicorn/", "uvicorn/", "h11/", "httptools/", "asyncio/", "uvloop/", "asgiref/",
-        "socket.py", "selectors.py", "django/core/handlers/asgi.py",
-    )),  # fmt: skip
+    (
+        "request machinery",
+        (
+            "django/core/handlers/",
+            "django/middleware/",
+            "django/contrib/",
+            "django/http/",
+            "django/urls/",
+            "django/views/",
+            "django/utils/deprecation.py",
+            "django_htmx/",
+            "whitenoise/",
+            "axes/",
+            "django/core/signing.py",
+            "django/core/cache/",
+        ),
+    ),
+    (
+        "server",
+        (
+            "gunicorn/",
+            "uvicorn/",
+            "h11/",
+            "httptools/",
+            "asyncio/",
+            "uvloop/",
+            "asgiref/",
+            "socket.py",
+            "selectors.py",
+            "django/core/handlers/asgi.py",
+        ),
+    ),
     ("Dados", APPS),
 ]
 FRAME = re.compile(r"^(?P<function>.*) \((?P<file>[^():]+)(?::\d+)?\)$")
@@ -46,7 +69,7 @@ def frames(line: str) -> tuple[list[tuple[str, str]], int]:
 
 
 def layer_of(stack) -> str:
-    for function, file in reversed(stack):
+    for _function, file in reversed(stack):
         for layer, prefixes in LAYERS:
             if file.startswith(prefixes) and not (layer == "server" and "handlers" in file):
                 return layer

@@ -152,6 +152,14 @@ class Server:
                 "--port", str(port), "--workers", str(workers or args.workers), "--no-access-log",
                 "--timeout-graceful-shutdown", "3", "--no-proxy-headers",
             ]  # fmt: skip
+        elif kind.startswith("granian"):  # granian-wsgi (the pages) or granian-asgi
+            interface = kind.split("-")[1]
+            command = [
+                str(bin_dir / "granian"), "--interface", interface, "--host", HOST,
+                "--port", str(port), "--workers", str(workers or args.workers),
+                "--blocking-threads", str(args.threads), "--no-ws",
+                f"dados.{interface}:application",
+            ]  # fmt: skip
         elif kind == "gunicorn-uvicorn":
             command = [
                 str(bin_dir / "gunicorn"), "dados.asgi:application", "--bind", f"{HOST}:{port}",
@@ -220,8 +228,11 @@ def one_run(args, database, tables: int, transport: str) -> dict:
         waited += 12
     streamer = None
     if transport == "split":
-        server = Server(args, {**env, "STREAMS_APART": "true"}, "gunicorn")
-        streamer = Server(args, env, "uvicorn", workers=args.stream_workers)
+        pages, streams = args.split_servers.split(",")
+        pages = "granian-wsgi" if pages == "granian" else pages
+        streams = "granian-asgi" if streams == "granian" else streams
+        server = Server(args, {**env, "STREAMS_APART": "true"}, pages)
+        streamer = Server(args, env, streams, workers=args.stream_workers)
     else:
         server = Server(args, env, server_of(args, transport))
     try:
@@ -233,8 +244,14 @@ def one_run(args, database, tables: int, transport: str) -> dict:
             transport="poll" if transport == "poll" else "stream",
             stream_base=streamer.base if streamer else server.base, stream_pid=pids[-1],
         )  # fmt: skip
-        profilers = profile(args, {"pages": server.process.pid, "streams": pids[-1]}
-                            if streamer else {"server": server.process.pid}, tables, transport)
+        profilers = profile(
+            args,
+            {"pages": server.process.pid, "streams": pids[-1]}
+            if streamer
+            else {"server": server.process.pid},
+            tables,
+            transport,
+        )
         with tempfile.NamedTemporaryFile("w", suffix=".json") as file:
             json.dump(config, file)
             file.flush()
@@ -255,8 +272,10 @@ def one_run(args, database, tables: int, transport: str) -> dict:
 
 def profile(args, servers: dict[str, int], tables: int, transport: str) -> list:
     """--profile: py-spy samples each server's processes through the measured window, into
-    collapsed stacks (bench/profile.py sums them by view and by layer). Sampling pauses the
-    processes it reads, so a profiled run's figures are not comparable with others'."""
+    collapsed stacks (bench/profile.py sums them by view and by layer): only the threads
+    that hold the GIL (--gil), so a thread waiting on a socket is not counted, nor SQLite's
+    own work. py-spy takes CPU of its own, so a profiled run's figures are not comparable
+    with others'."""
     if not args.profile:
         return []
     folder = Path(args.profile)
@@ -264,11 +283,18 @@ def profile(args, servers: dict[str, int], tables: int, transport: str) -> list:
     found = []
     for name, pid in servers.items():
         running = []
-        command = [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(pid),
-                   "--subprocesses", "--gil", "--nonblocking", "--rate", "100", "--format", "raw", "--duration",
-                   str(int(args.duration)), "--output", str(folder / f"{transport}-{tables}-{name}.txt")]  # fmt: skip
-        timer = threading.Timer(args.warmup, lambda c=command, r=running: r.append(
-            subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))  # fmt: skip
+        output = folder / f"{transport}-{tables}-{name}.txt"
+        command = [
+            str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(pid),
+            "--subprocesses", "--gil", "--nonblocking", "--rate", "100", "--format", "raw",
+            "--duration", str(int(args.duration)), "--output", str(output),
+        ]  # fmt: skip
+
+        def start(command=command, running=running):
+            running.append(subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.DEVNULL))  # fmt: skip
+
+        timer = threading.Timer(args.warmup, start)
         timer.start()
         found.append((timer, running))
     return found
@@ -327,6 +353,7 @@ def combine(runs: list[dict]) -> dict:
         "machine": {
             **{k: median("machine", k) for k in ("busy", "server", "database", "others", "disk")},
             "streamer": median("machine", "streamer") if "streamer" in runs[0]["machine"] else 0,
+            "server_kernel": statistics.median(r["machine"].get("server_kernel", 0) for r in runs),
             "loadavg": max(float(r["machine"]["loadavg"][0]) for r in runs),
             "cores": runs[0]["machine"]["cores"],
         },
@@ -416,7 +443,9 @@ def digital_tables(tables: int, args) -> int:
 
 def workers(args, transport="poll") -> str:
     if transport == "split":
-        return (f"gunicorn sync, {args.workers} workers, for the pages; uvicorn, "
+        pages, streams = args.split_servers.split(",")
+        pages = "gunicorn sync" if pages == "gunicorn" else pages
+        return (f"{pages}, {args.workers} workers, for the pages; {streams}, "
                 f"{args.stream_workers} workers, for the streams")  # fmt: skip
     if server_of(args, transport) == "uvicorn":
         return f"uvicorn, {args.workers} workers"
@@ -458,7 +487,8 @@ def table(name, tables, summary, args, transport="poll") -> str:
         f"- generator: {g['cpu']:.0%} of a core, ticks late by {g['late_p99_ms']:.1f} ms (p99), "
         f"{g['schedule']:.1%} of its slots kept; {summary['retried']} runs not counted",
         f"- machine ({m['cores']} cores): {m['busy']:.0%} busy; {server_of(args, transport)} "
-        f"{m['server']:.2f} cores{streams_share(m)}, PostgreSQL {m['database']:.2f}, other "
+        f"{m['server']:.2f} cores{streams_share(m)}, {m['server_kernel']:.2f} of them in the "
+        f"kernel, PostgreSQL {m['database']:.2f}, other "
         f"processes {m['others']:.2f}; disk busy {m['disk']:.0%}; load average up to "
         f"{m['loadavg']:.1f}",
         *stream_lines(summary.get("streams", {})),
@@ -559,12 +589,20 @@ def main(argv=None) -> int:
         "--screens", type=int, default=2, help="«Pantalla del club» open in the room (issue 59)"
     )
     parser.add_argument("--stream-workers", type=int, default=2, help="split: uvicorn's")
+    parser.add_argument(
+        "--split-servers",
+        default="gunicorn,uvicorn",
+        help="split: the pages' server and the streams', e.g. granian,granian",
+    )
     parser.add_argument("--threads", type=int, default=1, help="per gthread worker")
     parser.add_argument("--wait-quiet", type=float, default=300, help="at most, before a run")
     parser.add_argument("--phone-taps", type=int, default=20, help="0: no phone check")
     parser.add_argument("--write-results", action="store_true", help="update RESULTS.md")
-    parser.add_argument("--profile", metavar="FOLDER",
-                        help="py-spy each server while measured; python bench/profile.py FOLDER")  # fmt: skip
+    parser.add_argument(
+        "--profile",
+        metavar="FOLDER",
+        help="py-spy each server while measured; then python bench/profile.py FOLDER",
+    )
     parser.add_argument("--inner", help=argparse.SUPPRESS)  # PostgreSQL: the results file
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the servers on the way out
