@@ -215,6 +215,13 @@ def server_of(args, transport: str) -> str:
     return args.server or TRANSPORTS[transport]
 
 
+def servers_of(args, transport: str) -> str:
+    """What served the run: with split, the pages' server and the streams'."""
+    if transport == "split":
+        return "servers (" + " and ".join(args.split_servers.split(",")) + ")"
+    return server_of(args, transport)
+
+
 def one_run(args, database, tables: int, transport: str) -> dict:
     url = database.fresh()
     env = server_env(url)
@@ -459,7 +466,7 @@ def streams_share(machine) -> str:
     """The streams' own server's share of the server's cores, when served apart."""
     if not machine.get("streamer"):
         return ""
-    return f" (the pages {machine['server'] - machine['streamer']:.2f}, the streams' uvicorn " \
+    return f" (the pages {machine['server'] - machine['streamer']:.2f}, the streams' server " \
            f"{machine['streamer']:.2f})"  # fmt: skip
 
 
@@ -486,7 +493,7 @@ def table(name, tables, summary, args, transport="poll") -> str:
         "",
         f"- generator: {g['cpu']:.0%} of a core, ticks late by {g['late_p99_ms']:.1f} ms (p99), "
         f"{g['schedule']:.1%} of its slots kept; {summary['retried']} runs not counted",
-        f"- machine ({m['cores']} cores): {m['busy']:.0%} busy; {server_of(args, transport)} "
+        f"- machine ({m['cores']} cores): {m['busy']:.0%} busy; {servers_of(args, transport)} "
         f"{m['server']:.2f} cores{streams_share(m)}, {m['server_kernel']:.2f} of them in the "
         f"kernel, PostgreSQL {m['database']:.2f}, other "
         f"processes {m['others']:.2f}; disk busy {m['disk']:.0%}; load average up to "
