@@ -319,7 +319,7 @@ else:
         DATABASE_ROUTERS = ["dados.routers.CacheRouter"]
 # Renders keyed by what they show (card.html's sheet rows, sheets.row_key), which never go
 # stale: each process keeps its own, in memory, and drops the least used. A six-player row
-# is about 3 KB: some 10 MB a process at most, the rows of 230 cards.
+# is about 2 KB of HTML: some 7 MB a process at most, the rows of 230 cards.
 CACHES["fragments"] = {
     "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
     "LOCATION": "fragments",
