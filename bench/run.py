@@ -396,13 +396,12 @@ def run_database(args, database) -> list[dict]:
                     result = one_run(args, database, tables, transport)
                     if why := not_counted(result, retried[transport], args.runs):
                         say(f"  {tables} tables, {transport}: not counted ({why}; it saw "
-                            f"{headline(result)}, servers {result['machine']['server']:.2f} "
-                            f"cores): run again")  # fmt: skip
+                            f"{headline(result, tables)}): run again")  # fmt: skip
                         retried[transport] += 1
                         continue
                     runs[transport].append(result)
                     say(f"  {tables} tables, {transport}, run {len(runs[transport])}: "
-                        f"{headline(result)}")  # fmt: skip
+                        f"{headline(result, tables)}")  # fmt: skip
                     break
         for transport, counted in runs.items():
             if counted:
@@ -432,9 +431,16 @@ def phone(args, database, transport: str) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def headline(result) -> str:
-    worst = max((r["p95"], n) for n, r in result["stats"].items() if n not in SETUP)
-    line = f"worst p95 {worst[0]:.0f} ms ({worst[1]})"
+def headline(result, tables: int) -> str:
+    """A run in a line: its worst request beside the floors' (what the machine could do
+    that minute), and the CPU per table of the servers and of the generator."""
+    stats, floors = result["stats"], set(FLOORS.values())
+    worst = max((r["p95"], n) for n, r in stats.items() if n not in SETUP | floors)
+    floor = " / ".join(f"{stats.get(FLOORS[k], {}).get('p95', 0):.0f}" for k in ("read", "write"))
+    cores, generator = result["machine"]["server"], result["generator"]["cpu"]
+    line = (f"worst p95 {worst[0]:.0f} ms ({worst[1]}), the floors' {floor} ms (GET / write); "
+            f"servers {cores:.2f} cores ({cores / tables:.4f} a table), the generator "
+            f"{generator:.2f} ({generator / tables:.4f})")  # fmt: skip
     if delivery := result.get("streams", {}).get("delivery_stream", {}).get("count"):
         line += (f"; delivery p95 {result['streams']['delivery_stream']['p95']:.0f} ms "
                  f"({delivery}), {result['streams']['behind']} phones behind")  # fmt: skip
@@ -491,10 +497,12 @@ def table(name, tables, summary, args, transport="poll") -> str:
         "",
         *lines,
         "",
-        f"- generator: {g['cpu']:.0%} of a core, ticks late by {g['late_p99_ms']:.1f} ms (p99), "
+        f"- generator: {g['cpu']:.0%} of a core ({g['cpu'] / tables:.4f} a table), ticks late by "
+        f"{g['late_p99_ms']:.1f} ms (p99), "
         f"{g['schedule']:.1%} of its slots kept; {summary['retried']} runs not counted",
         f"- machine ({m['cores']} cores): {m['busy']:.0%} busy; {servers_of(args, transport)} "
-        f"{m['server']:.2f} cores{streams_share(m)}, {m['server_kernel']:.2f} of them in the "
+        f"{m['server']:.2f} cores ({m['server'] / tables:.4f} a table){streams_share(m)}, "
+        f"{m['server_kernel']:.2f} of them in the "
         f"kernel, PostgreSQL {m['database']:.2f}, other "
         f"processes {m['others']:.2f}; disk busy {m['disk']:.0%}; load average up to "
         f"{m['loadavg']:.1f}",

@@ -16,7 +16,7 @@ from django.test import Client
 from django.urls import NoReverseMatch, reverse
 
 from bench.pages import Turn, hidden, keep, move, read_turn
-from bench.run import BUDGET_MS, FLOORS, combine, misses, table
+from bench.run import BUDGET_MS, FLOORS, combine, headline, misses, table
 from bench.seed import tables
 from scorecards.models import Change, Roll, Scorecard
 from scorecards.rules import Category
@@ -57,6 +57,14 @@ def test_the_verdict_is_on_the_median_run_and_every_error():
 
 def test_a_slow_floor_is_reported_not_judged():
     assert misses(combine([_run(40, floor_p95=BUDGET_MS * 3)])) == []
+
+
+def test_each_run_says_what_the_floors_and_the_servers_did_that_minute():
+    # A run not counted or counted, in a line: its worst request beside the floors', and
+    # the CPU per table of the servers and of the load generator.
+    line = headline(_run(150, floor_p95=120), tables=100)
+    assert line.startswith("worst p95 150 ms (box write), the floors' 120 / 30 ms (GET / write)")
+    assert "servers 1.10 cores (0.0110 a table), the generator 0.20 (0.0020)" in line
 
 
 def test_the_floors_are_only_in_the_benchs_own_urls(db, client, django_user_model, settings):
